@@ -1052,7 +1052,7 @@ def _aos_shared(result: RunResult, task: str, kind: str, machine: Mapping[str, d
             ", ".join(dict.fromkeys(regions)), together)
 
 
-def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
+def loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
     """How much of one iteration of the measured loop its tasks fill: {"task_ms": the timed loop's leaf tasks'
     milliseconds per iteration (the profile's, summed over the processors), "loop_ms": the measured executions'
     milliseconds per timed iteration, "busy": percent}; None where the profile does not tell the timed loop (a user's
@@ -1226,8 +1226,11 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         f"Achieved throughput = {value:.4g} {unit}".rstrip() + trimmed + "."
     expert = baselines.get("expert")
     if expert:
-        metric += f" Normalised throughput = {value / expert:.2f}x of the expert" + \
-            (f" (best so far {best / expert:.2f}x)." if best else ".")
+        # the expert's figure is its measurement before tuning, in a run of its own: said, as tune's baseline line
+        # says it (only roughly comparable; the final comparison measures them together)
+        metric += (f" Normalised throughput = {value / expert:.2f}x of the expert as measured before tuning ("
+                   + (f"best so far {best / expert:.2f}x; " if best else "")
+                   + "measured apart, at another time and load: only roughly comparable).")
     raw_lines = ["Performance Metric: " + metric]
     untimed = BEFORE_TIMER.get(result.app, ())
     raw_lines += [f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ("
@@ -1243,7 +1246,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         key = "new_best" if value > best else "versus_best"
         parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
     machine = machine_of(result)
-    busy = _loop_busy(result, rows)
+    busy = loop_busy(result, rows)
     overhead = busy is not None and busy["busy"] < BUSY_SHARE
     limits = _instance_limits(result) if overhead else []
     if overhead:

@@ -284,6 +284,47 @@ def _parse_size(name: str, data: dict, iterations_flag: str, where: str, app_dir
     return size
 
 
+TESTS_SIZE = "ci"  # the sizes' default (`--size`), the one the tests run: tiny, a mapper changes little there
+
+
+def size_descriptions(config: BenchConfig) -> dict[str, str]:
+    """What `configs/<app>.yaml` says of each of its sizes: the comment on the size's own line (`  small:   # ...`),
+    by size name; empty for a user's program or a file without such comments."""
+    if config.path == "--app" or not Path(config.path).is_file():
+        return {}
+    found, inside = {}, False
+    for line in Path(config.path).read_text().splitlines():
+        if not line.startswith(" "):
+            inside = line.split("#")[0].strip() == "sizes:"
+        elif inside and (m := re.match(r"^  ([A-Za-z0-9_-]+):\s*#\s*(.+?)\s*$", line)):
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def larger_size(app: object, size: str | None) -> str:
+    """The advice "a larger --size (S, ...)" for more work per execution of benchmark `app` at `size`: the sizes after
+    it in its configuration that run on this machine (a size with GPUs only where an NVIDIA driver is), "" where none
+    does (then the advice names the other remedies alone); the plain advice for a program whose sizes are unknown."""
+    if app is None:
+        return "a larger --size"
+    try:
+        config = load_config(app)  # a user's program: its own (`UserApp`), or a name that is no benchmark's
+    except MapperoptError:
+        return "a larger --size"
+    names = list(config.sizes)
+    if size not in names:
+        return "a larger --size"
+    gpu = None
+    here = []
+    for name in names[names.index(size) + 1:]:
+        if config.sizes[name].gpus:
+            gpu = toolchain.has_cuda_driver() if gpu is None else gpu
+            if not gpu:
+                continue
+        here.append(name)
+    return f"a larger --size ({', '.join(here)})" if here else ""
+
+
 @lru_cache(maxsize=None)
 def load_config(app: str) -> BenchConfig:
     """Read and check `configs/<app>.yaml`.

@@ -15,7 +15,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, load_config,
+from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, larger_size, load_config,
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, output_checked,
@@ -146,7 +146,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                                    s.get("min_time_s") or 0, "app_file" not in s, timeout_s,
                                                    untimed=protocol.untimed(result.unit) if "app_file" in s else None,
                                                    start_up_s=protocol.start_up_time(result),
-                                                   wall=s.get("metric") == Metric().describe()):
+                                                   wall=s.get("metric") == Metric().describe(),
+                                                   larger=larger_size(result.app, s.get("size"))):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
@@ -214,7 +215,9 @@ def status(console, text: str):
     """`console.status(text)` (a spinner) on a terminal; elsewhere (output piped to a file) the text as one line, so
     that a log says what the pause that follows is."""
     if console.is_terminal:
-        return console.status(text)
+        from rich.markup import escape
+
+        return console.status(escape(text))  # a path or a bracketed note in it is text, not markup
     console.print(text, markup=False)
     return contextlib.nullcontext()
 
@@ -382,7 +385,8 @@ def size_options(command):
     `--fsize`, `--zsize` (shared with `tune`)."""
     options = [
         click.option("--size", default="ci", show_default=True,
-                     help="Problem size from configs/BENCH.yaml: ci, small, gpu; tight (a working set larger "
+                     help="Problem size from configs/BENCH.yaml: ci (the tests' size: tiny, a mapper changes "
+                          "little there), small (for tuning), gpu; tight (a working set larger "
                           "than one GPU's framebuffer) for circuit, stencil and pennant."),
         click.option("--cpus", type=click.IntRange(min=1), default=None,
                      help="CPU processors (-ll:cpu) [default: the size's; tune and compare of a benchmark on "

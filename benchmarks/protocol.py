@@ -346,7 +346,8 @@ USER_WORK = "larger size arguments (in --app's quoted command line, or the appli
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
                    untimed: str | None = None, start_up_s: float | None = None,
-                   anew: str | None = None, wall: bool = False) -> list[tuple[str, str]]:
+                   anew: str | None = None, wall: bool = False,
+                   larger: str = "a larger --size") -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
@@ -371,6 +372,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         anew: where the options that lengthen an execution can be changed when they identify the measurement
             (compare's "a new comparison (...)"), said after that advice; None: in the same command.
         wall: a user's program measured by its wall time (no metric of its own), not by a time metric.
+        larger: the advice of more work per execution (`apps.larger_size`: the larger sizes that run on this
+            machine); "" where there is none, and the other remedies are named alone.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -385,14 +388,14 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
     short = {name: time_s for name, (_, time_s) in measured.items() if time_s is not None and time_s < MIN_TIME_S}
     # More work per execution: a larger size, or for a user's program (whose `--app 'CMD'` has the one size ci) its
     # own arguments.
-    work = USER_WORK if not calibrated else "a larger --size"
+    work = USER_WORK if not calibrated else larger
     out = []
     if noisy:
         out.append(("Noisy measurement", f"the {100 * CONFIDENCE:.0f} % interval of the trimmed mean is "
                                          f"{', '.join(noisy)}, far from the target of "
                                          f"±{100 * TARGET_HALF_WIDTH:.0f} %: its figures and ratios may reflect "
                                          f"the machine's load more than the mapper; measure again with {more}, "
-                                         f"{work}, or on a quieter machine."))
+                                         + (f"{work}, " if work else "") + "or on a quieter machine."))
     if single:
         out.append(("No spread estimate", named(", ".join(single), f"measured by a single execution"
                                                 f"{' each' if len(single) > 1 else ''}, which gives no interval: how "
@@ -429,9 +432,9 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                             f"{timeout_needed(min_time_s, start_up_s or 0.0):.3g}"
                                             + (f" (twice --min-time and the {start_up_s:.2g} s each execution took "
                                                "besides it)" if start_up_s else "")
-                                            + " or none, or a larger --size" if timeout else
-                                            f"; measure again with a larger --size or --min-time "
-                                            f"{max(2 * min_time_s, MIN_TIME_S):g}" if calibrated else
+                                            + " or none" + (f", or {larger}" if larger else "") if timeout else
+                                            "; measure again with " + (f"{larger} or " if larger else "")
+                                            + f"--min-time {max(2 * min_time_s, MIN_TIME_S):g}" if calibrated else
                                             f"; give each execution more work, with {work}, and measure again")
                                          + (f", in {anew}." if anew else ".")))
     if untimed is not None:

@@ -771,9 +771,12 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     width = max(4, *(len(_cell(r, machine)) for _, r in points))
     sets = any(isinstance(r, dict) and "set" in r for _, r in entry["points"])
     default = any(isinstance(r, dict) and "default_proc" in r for _, r in entry["points"])
-    legend = (DEFAULT_LEGEND if default else "dflt = the program's own mapper, as above" if entry["app_mapper"] else
-              "dflt = Legion's default")
-    lines = [f"  placement (point -> {entry['kind']} node.index; {legend}{'; ' + SET_LEGEND if sets else ''}):"]
+    # a legend only for a notation the table uses: `dflt` cells, the default mapper's `(n.i)`, sets' `n.*`
+    dflt = any(_cell(r, machine) == "dflt" for _, r in points)
+    legend = [DEFAULT_LEGEND] if default else [] if not dflt else [
+        "dflt = the program's own mapper, as above" if entry["app_mapper"] else "dflt = Legion's default"]
+    legend += [SET_LEGEND] if sets else []
+    lines = [f"  placement (point -> {entry['kind']} node.index{''.join('; ' + part for part in legend)}):"]
     if len(dom) == 2:
         lines.append("  " + "i0 \\ i1".ljust(9) + "".join(str(j).rjust(width + 1) for j in range(dom[1])))
         for i in range(dom[0]):

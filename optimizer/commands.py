@@ -19,7 +19,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import load_config, require_one_value
+from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
@@ -751,16 +751,20 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed), the joint
     re-measurement that decided whether it became the best (`remeasured`, from the tuning folder `root`), and a
-    figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`)."""
+    figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`). Rich markup:
+    the data in it is escaped (a bracketed note would otherwise be read as a tag and dropped)."""
+    from rich.markup import escape
+
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
     best = f"best {best}" if _succeeded(r) else "best: none yet"  # as compare's progress says
-    again = remeasured(root, r, "iteration")
+    again = escape(remeasured(root, r, "iteration") or "")
     if r.kept_out_by_noise:  # said on the line itself, which a continued run prints again without the note below it
         best += f" (iteration {r.best_iter}; this one is within the noise of it{'; ' + again if again else ''})"
     elif again:
         best += f" ({again})"
     other = recalibrated(r, iterations)
-    return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
+    other = escape(f" [{other}]") if other else ""
+    return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip()
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
@@ -944,15 +948,22 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     if resume_dir is None:
         optimizer = optimizer or default_optimizer(llm.configured)
         if OPTIMIZERS[optimizer].needs_model and not llm.configured:
-            raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint",
-                                 hint=f"give --llm-base-url or --llm-model, or set {CONFIGURE}; or use --optimizer "
-                                      f"{default_optimizer(False)}")
+            endpoint = (f"give --llm-base-url or --llm-model, or set {CONFIGURE}; or use --optimizer "
+                        f"{default_optimizer(False)}")
+            try:  # its packages missing too: both said at once
+                require_packages([optimizer])
+            except MapperoptError as exc:
+                raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint, and "
+                                     f"{exc.message.removeprefix(f'the {optimizer} optimizer needs ')}",
+                                     hint=f"{exc.hint.split(', or choose another optimizer')[0]}; then {endpoint}"
+                                     ) from None
+            raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint", hint=endpoint)
         ctx = click.get_current_context()
         unused = [p.opts[0] for p in ctx.command.params if p.name.startswith("llm_")
                   and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
         if unused and not OPTIMIZERS[optimizer].needs_model:  # as --resume names what it ignores
             console.print(f"Note: {', '.join(unused)}: ignored; the {optimizer} optimizer proposes without a language "
-                          "model.")
+                          "model.", markup=False)
         require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
@@ -987,7 +998,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
                           f"one. To extend that run instead, give the command --resume {finished} --iters "
-                          f"{done + (iters or 10)}")
+                          f"{done + (iters or 10)}", markup=False)
     if found is not None:
         store = TuneStore.open(found)
         if not _set_up(store):  # killed while setting up: baselines and the calibrated count are missing
@@ -1002,7 +1013,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             ignored = _ignored_on_resume(settings.get("request") or {},
                                          () if isinstance(bench, UserApp) else app_args)
             if ignored:
-                console.print(f"Note: {', '.join(ignored)}: ignored; a resumed run keeps its folder's settings.")
+                console.print(f"Note: {', '.join(ignored)}: ignored; a resumed run keeps its folder's settings.",
+                              markup=False)
             done = len(store.records)
             if (found / "summary.json").exists() and done >= (iters or settings["iters"]):
                 # Finished: the final comparison again would only replace its measurements (summary.json).
@@ -1011,7 +1023,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                   "run is not measured again (with a larger --iters it is, in this many rounds).")
                 again = shlex.join(["mapperopt", "tune", "--resume", str(found), "--iters", str(done + 10)])
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
-                              f"extend it, give a larger --iters, e.g. {again}")
+                              f"extend it, give a larger --iters, e.g. {again}", markup=False)
                 return
         # --resume ignores --new: a command that starts afresh, with the folder's settings
         afresh = None if resume_dir is None else _afresh(bench, found, settings, iters, final_rounds)
@@ -1029,7 +1041,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).")
+        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done "
+                      f"({how}).", markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
         if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
@@ -1066,8 +1079,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
-    console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
-                  f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
+    console.print(f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
+                  f"{settings['gpus']} GPU) for {iters} iteration{'s' if iters != 1 else ''} with "
+                  f"{escape(opt.describe())}.")
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
     cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
                                    "extra_args": settings.get("app_args"),
@@ -1084,7 +1098,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
     _print_baselines(console, store.root, settings, wall, next((r.unit for r in store.records if r.unit), ""))
-    console.print(f"Folder: {store.root}")
+    console.print(f"Folder: {store.root}", markup=False)
     if (stop := _default_fails_everywhere(store)) is not None:
         store.unlock()
         raise stop
@@ -1202,10 +1216,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                   start_up_s=start_up(set_up_results(store.root)), wall=wall)
+                   start_up_s=start_up(set_up_results(store.root)), wall=wall,
+                   larger=larger_size(bench, settings["size"]))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
                                    start_file=None if settings["start"] in ("default", "random") else
-                                   settings["start"]))
+                                   settings["start"]), markup=False)
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1218,9 +1233,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       f"({escape(_edit_blockers(settings, store.root / 'best.dsl'))} "
                       "would stay in it): take best.dsl's statements into it by hand.")
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
-                  f"summary: {store.root / 'summary.json'}")
+                  f"summary: {store.root / 'summary.json'}", markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
-    console.print(verdict(summary, default_start=settings["start"] == "default"))
+    console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
+    if note := tests_size_note(bench, settings["size"], store.root):
+        console.print(note, markup=False)
+    if step := next_step(summary, default_start=settings["start"] == "default",
+                         start_file=None if settings["start"] in ("default", "random") else settings["start"]):
+        console.print(step, markup=False)
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:
@@ -1534,7 +1554,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                         "roughly; an iteration becomes the best so far only when its figure is higher than the "
                         f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
                         "1) or, within the noise, when it is still higher with both re-measured together; the final "
-                        "comparison measures the best, the start and these mappers together)")
+                        "comparison measures the best, the start and these mappers together)", markup=False)
     for name in missing:
         console.print(f"Note: {root / f'baseline-{name}'}/ is missing (deleted?): it held the measurement of "
                       f"{reference_name(name, own)} above, which is settings.json's figure, without its noise; the "
@@ -1546,7 +1566,8 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
                                                calibrated="app_file" not in settings,
                                                timeout_s=settings.get("timeout_s"),
-                                               start_up_s=start_up(list(results.values())), wall=wall):
+                                               start_up_s=start_up(list(results.values())), wall=wall,
+                                               larger=larger_size(settings.get("app"), settings.get("size"))):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -1635,6 +1656,75 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 
+def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | None:
+    """Said once by tune (in its summary, with the start program's share of the loop from iteration 1's profile in
+    the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size: what its
+    configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
+    configuration says nothing of its sizes (a user's)."""
+    from mapperopt.benchmarks.apps import TESTS_SIZE, size_descriptions
+
+    config = load_config(bench)
+    said = size_descriptions(config)
+    tuning = [name for name, text in said.items() if "tuning" in text and name != size]
+    if size != TESTS_SIZE or not tuning:
+        return None
+    share = ""
+    if root is not None:
+        try:
+            from mapperopt.autoguide.explain import loop_busy, task_profile
+            from mapperopt.records import RunResult
+
+            data = json.loads((root / "iter-001" / "result.json").read_text())
+            result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
+            busy = loop_busy(result, task_profile(result))
+        except (OSError, ValueError, KeyError, TypeError):
+            busy = None
+        if busy is not None:
+            share = (f": the start program's tasks ran {busy['busy']:.0f} % of each timed iteration (iteration 1's "
+                     "profile), all a new mapping can win back")
+    where = f"configs/{Path(config.path).name}"
+    meant = "; ".join(f"--size {name} ({said[name]})" for name in tuning)
+    return (f"Note: size {size} is the tests' size ({where}: {said.get(size, 'the default')}), where a mapper can "
+            f"change little{share}. Meant for tuning: {meant}.")
+
+
+def next_step(summary: dict, default_start: bool = False, start_file: str | None = None) -> str | None:
+    """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
+    --start FILE): which program to keep, the start where the pick is not shown faster than it (as
+    `best_mapper_line` counts a gain), and the fastest reference where no candidate beat the references (as
+    `verdict` counts beating one), then how to search further. None when the pick beat the start and every
+    reference measured with it."""
+    best, start, measured = summary["best"], summary["start"], summary["measured"]
+    if measured[best]["estimate"] is None:
+        return None  # nothing was compared: said by the lines above
+
+    def beats(name: str) -> bool:
+        c = _comparison(summary, name)
+        return bool(c and c.significant and c.ratio > 1 and not _noisy(summary, name)
+                    and not _same_mapping(summary, name, default_start))
+
+    parts = []
+    if best == start or (start in measured and not beats(start)):
+        n = start.removeprefix("iter-")
+        keep = ("keep Legion's default mapper (run without --mapper)" if default_start else
+                f"keep your start program ({start_file})" if start_file else
+                f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "") + ")")
+        parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
+                     f"{keep}: tuning found nothing faster")
+    own = summary.get("own_mapper")
+    refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
+    if refs and not any(beats(n) for n in refs):
+        top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
+        use = "--mapper expert" if top == "expert" else "run without --mapper"
+        names = [reference_name(n, own) for n in refs]
+        parts.append(f"no candidate beat {' or '.join(names)} (" + (
+            f"the higher of them: {reference_name(top, own)}, {use})" if len(refs) > 1 else f"{use})"))
+    if not parts:
+        return None
+    return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "
+            "run).")
+
+
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
@@ -1654,7 +1744,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
     if not faster and start != summary["best"] and start in measured and gain is None:
         # the start did not run (or measured 0): the pick is the best of those that ran, never "as good as the start"
         how = "failed" if measured[start]["estimate"] is None else "measured 0"
-        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the programs "
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the candidates "
                 f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared. {pick}")
     if not faster and start != summary["best"] and start in measured and not (
             gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
@@ -1665,8 +1755,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
         copy = file if file is not None and file.exists() else None
         where = (f" ({start_file}" + (f", run as {copy}" if copy else "") + ")" if start_file else
                  f" ({copy})" if copy else "")
-        head = (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
-                "comparison; but")
+        head = (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean among the "
+                "candidates of the final comparison; but")
         if gain.no_interval:  # too few rounds: nothing is known of the noise, so nothing is said to be within it;
             # what was measured is said: the range of the ratios of the pick's executions to the start's
             mine = measured[summary["best"]]["estimate"]["values"]
@@ -1703,7 +1793,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
                    calibrated: bool = True, timeout_s: float | None = None,
-                   start_up_s: float | None = None, wall: bool = False) -> None:
+                   start_up_s: float | None = None, wall: bool = False, larger: str = "a larger --size") -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
     for a user's program; `timeout_s`: the run's --timeout, None without one; `start_up_s`: what an execution
@@ -1759,7 +1849,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
                                                None if calibrated else protocol.untimed(unit), start_up_s,
-                                               wall=wall):
+                                               wall=wall, larger=larger):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     from mapperopt.optimizer.compare import checked_by
 
@@ -1767,31 +1857,32 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         console.print(checked, markup=False)
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
-        console.print(f"[yellow]Not used:[/] {cut[0]['folder']}, a final comparison without its summary.json (cut "
-                      "short before it ended, or its summary.json was lost; it holds runs of "
-                      f"{', '.join(cut[0]['mappers']) or 'no mapper'}); kept and named in summary.json under "
+        console.print(f"[yellow]Not used:[/] {escape(cut[0]['folder'])}, a final comparison without its summary.json "
+                      "(cut short before it ended, or its summary.json was lost; it holds runs of "
+                      f"{escape(', '.join(cut[0]['mappers']) or 'no mapper')}); kept and named in summary.json under "
                       "`interrupted`.")
     elif cut:
         held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
-        console.print("[yellow]Not used:[/] " + ", ".join(held) + ": final comparisons without their summary.json "
-                      "(cut short before they ended, or their summary.json was lost); kept and named in summary.json "
-                      "under `interrupted`.")
+        console.print("[yellow]Not used:[/] " + escape(", ".join(held)) + ": final comparisons without their "
+                      "summary.json (cut short before they ended, or their summary.json was lost); kept and named in "
+                      "summary.json under `interrupted`.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         c = _comparison(summary, name)
         if name == best or name not in summary["measured"]:
             if name == best:
-                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
+                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.",
+                              markup=False)
             continue
         if c is None:
             console.print(f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
-                          "this comparison).")
+                          "this comparison).", markup=False)
             continue
         if _same_mapping(summary, name, default_start):
             why = ("the start program is Legion's default mapper written in the DSL, --start default"
                    if default_start and best == summary["start"] else f"{best} maps as Legion's default mapper")
             console.print(f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
-                          "machine's noise or the two mappers' own overhead, not a gain.")
+                          "machine's noise or the two mappers' own overhead, not a gain.", markup=False)
             continue
         if c.no_interval:
             verdict = ""  # said in the ratio's parenthesis
@@ -1814,7 +1905,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         ratio = c.describe()
         if c.significant and (estimates[best].noisy or estimates[name].noisy):
             ratio = ratio.replace(": significant)", ": clear of 1, from noisy measurements)")
-        console.print(f"Best ({best}) vs {_label(name, own)}: {ratio}.{verdict}" + (
+        console.print(f"Best ({escape(best)}) vs {escape(_label(name, own))}: {escape(ratio)}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
             f"{escape('; '.join(differs))}." if differs else "") + (
             " The start program (--start default) is Legion's default mapper written in the DSL"

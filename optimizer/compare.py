@@ -67,7 +67,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import require_one_value
+from mapperopt.benchmarks.apps import larger_size, require_one_value
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, executable_digest, spec_words,
                                           unseen_rebuild_note)
@@ -79,7 +79,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
                                           memory_now, option_words, print_new_notes, require_known_size,
-                                          require_same_build, require_same_machine, require_start_file)
+                                          require_same_build, require_same_machine, require_start_file,
+                                          tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -610,7 +611,8 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
     if app_args and "app" not in stored and list(app_args) != stored.get("app_args", []):
         given.append("the application's arguments (after --)")
     if given:
-        console.print(f"Note: {', '.join(given)}: ignored; a resumed comparison keeps its folder's settings.")
+        console.print(f"Note: {', '.join(given)}: ignored; a resumed comparison keeps its folder's settings.",
+                      markup=False)
     start = stored["start"]
     options = {"folder": folder, "runs_dir": folder.parent.parent, "new": False, "size": stored["size"],
                "cpus": stored["cpus"], "gpus": stored["gpus"], "seed": stored["seed"],
@@ -639,7 +641,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
             what = f"final.json of {folder} was lost" if lost else f"no final measurement of {folder} has ended"
             console.print(f"Note: {what}: it is made in {_rounds(FINAL_ROUNDS)} (--final-rounds' default), whatever "
                           f"{'the lost one' if lost else 'a measurement cut short'} asked for; give --final-rounds "
-                          "to choose.")
+                          "to choose.", markup=False)
     return options
 
 
@@ -940,6 +942,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 remove_made(made or [folder])
                 raise
             say(f"Comparison folder: {folder}")
+            if note := tests_size_note(bench, opts["size"]):
+                say(note)
         if opts.get("tune", True):  # --report-only changes nothing of the comparison
             jobs = _jobs_by_command(folder, cores, say)
             build = {"executable_sha256": executable_digest(bench)} if isinstance(bench, UserApp) else {}
@@ -1873,6 +1877,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
+    larger = larger_size(ctx["bench"], ctx["opts"].get("size"))  # the larger sizes that run here, if any
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     try:
@@ -1889,7 +1894,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
             out += [[f"{title} of {reference_name(reference, ctx.get('own_mapper'))}'s first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
                                                                        timeout_s, start_up_s=start_up, anew=_ANEW,
-                                                                       wall=wall)]
+                                                                       wall=wall, larger=larger)]
     # the reference by its label, or as the mapper it ran where that is the program's own
     label = reference_name(reference, ctx.get("own_mapper")) if ctx.get("own_mapper") else reference
     final = {label if len(groups) == 1 else f"{label} ({g['folder']})": g["measured"][reference] for g in groups}
@@ -1898,7 +1903,8 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall)]
+                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall,
+                                                             larger=larger)]
     return out
 
 
@@ -2398,7 +2404,9 @@ def compare_figure(summary: dict):
         # a run shorter than the others (interrupted) keeps its last value
         values = np.array([c + [c[-1] if c else 0.0] * (n - len(c)) for c in runs])
         x = np.arange(1, n + 1)
-        line, = ax.plot(x, values.mean(axis=0), marker="o", markersize=3, label=f"{name} (mean of {len(runs)})")
+        # each its own line style and marker: a curve with the same values as another stays visible over it
+        line, = ax.plot(x, values.mean(axis=0), linestyle=("-", "--", ":", "-.")[i % 4],
+                        marker="osv^Pp"[i % 6], markersize=3 + (i % 4), label=f"{name} (mean of {len(runs)})")
         ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
         row = summary.get("optimizers", {}).get(name)
         if row is not None:
@@ -2458,6 +2466,62 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
         raise UsageError(f"{name} {value} and {old_name} {old_value} disagree; {old_name} is {name}'s old name")
     click.echo(f"warning: compare's {old_name} is deprecated: say {name} {old_value}", err=True)
     return old_value
+
+
+HEARTBEAT_S = 60.0  # seconds without a line after which compare says that it is still measuring
+
+
+class Heartbeat:
+    """compare's sign of life: after `HEARTBEAT_S` seconds without a line (`said` marks one), a line saying how long
+    it has been and how many executions started since in the comparison's folder (each execution of a run adds a
+    line to its run folder's command.txt), so that a slow program (calibration runs executions until one measures
+    --min-time) is not minutes of silence. `folders`: the comparison's folder, once known (`on_folder`)."""
+
+    def __init__(self, say: Callable[[str], None], folders: list[Path]):
+        import threading
+
+        self.say, self.folders = say, folders
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name="compare-heartbeat")
+        self.said()
+
+    def said(self) -> None:
+        import time
+
+        self.last = self.beaten = time.monotonic()
+        self.counted = self._executions()
+
+    def _executions(self) -> int:
+        total = 0
+        for folder in self.folders[:1]:
+            for path in folder.rglob("command.txt"):
+                try:
+                    total += sum(1 for line in path.read_text().splitlines() if line and not line.startswith("#"))
+                except OSError:  # removed meanwhile (a set-up that failed)
+                    continue
+        return total
+
+    def _beat(self) -> None:
+        import time
+
+        while not self.stop_event.wait(min(HEARTBEAT_S, 5.0)):
+            now = time.monotonic()
+            if now - self.beaten < HEARTBEAT_S:
+                continue
+            quiet = now - self.last
+            started = self._executions() - self.counted
+            minutes, seconds = divmod(round(quiet), 60)
+            self.say(f"  ... still measuring: {f'{minutes} min ' if minutes else ''}{seconds} s since the last line, "
+                     f"{started} execution{'s' * (started != 1)} started since (a slow program's calibration runs "
+                     "executions until one measures --min-time)")
+            self.beaten = time.monotonic()  # the next one after as long again; both counts run on from the last line
+
+    def __enter__(self) -> "Heartbeat":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop_event.set()
 
 
 @click.command(name="compare", cls=BenchCommand)
@@ -2561,7 +2625,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             app_args = (bench, *app_args) if bench else app_args
             bench = stored["bench"]
         elif app_flags.get("app_spec") is None and "app" not in stored and bench != stored["bench"]:
-            console.print(f"Note: {bench}: ignored; {resume_dir} compares {stored['bench']}, which it keeps.")
+            console.print(f"Note: {bench}: ignored; {resume_dir} compares {stored['bench']}, which it keeps.",
+                          markup=False)
             bench = stored["bench"]
         min_time_s = None  # the folder's: refused with --app otherwise
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
@@ -2583,9 +2648,17 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
 
     said: set[str] = set()  # the notes of the iterations' runs said so far (`print_new_notes`): each once
 
+    chosen: list[Path] = []
+    beat = Heartbeat(lambda line: console.print(line, markup=False), chosen)
+
     def on_record(label: str, r: IterationRecord, **where: Any) -> None:
         console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
         print_new_notes(console, where["root"], r, said)
+        beat.said()
+
+    def say(line: str) -> None:
+        console.print(escape(line))
+        beat.said()
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
@@ -2597,10 +2670,9 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if stored is not None:
         opts.update(_resumed_options(resume_dir, stored, app_args, console))
     opts["remeasure"] = _runs_list(remeasure, opts["repeats"]) if remeasure is not None else []
-    chosen: list[Path] = []
     try:
-        summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record,
-                              on_folder=chosen.append)
+        with beat:
+            summary = run_compare(bench, opts, say=say, on_record=on_record, on_folder=chosen.append)
     except KeyboardInterrupt:
         # With --new the same command would start yet another comparison; without it, it resumes the newest one
         # (a folder interrupted while being set up is removed: then --new starts it again).
@@ -2634,7 +2706,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if not summary["written"]:  # a --report-only of part of the comparison: said by run_compare
         return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
-                  f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
+                  f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",

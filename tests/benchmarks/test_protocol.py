@@ -260,3 +260,26 @@ def test_too_few_executions_advice_is_a_whole_sentence_after_a_parenthesis():
     assert title == "Too few executions for an interval"
     assert ") (" not in text and "(3 or more)" not in text, text
     assert text.endswith(f"measure again with {more}, for 3 executions or more."), text
+
+
+def test_the_advice_of_a_larger_size_names_those_that_run_here(monkeypatch):
+    """`tune stencil --size small` on a CPU-only machine: every noise line advised "a larger --size", while the
+    larger sizes (gpu, tight) need GPUs. The advice names the larger sizes that run on this machine, and where none
+    does it names the other remedies alone."""
+    from mapperopt import toolchain
+    from mapperopt.benchmarks.apps import larger_size
+
+    monkeypatch.setattr(toolchain, "has_cuda_driver", lambda: False)
+    assert larger_size("stencil", "ci") == "a larger --size (small)"
+    assert larger_size("stencil", "small") == ""
+    monkeypatch.setattr(toolchain, "has_cuda_driver", lambda: True)
+    assert larger_size("stencil", "small") == "a larger --size (gpu, tight)"
+    wide = estimate([1.0, 1.6, 0.7, 1.3, 0.9, 1.5, 0.8])
+    (noisy,) = protocol.noise_warnings({"": (wide, 1.0)}, "a higher --final-rounds", 0.5, larger="")
+    assert noisy[1].endswith("measure again with a higher --final-rounds, or on a quieter machine."), noisy
+    (short,) = protocol.noise_warnings({"": (estimate([1.0, 1.01, 0.99]), 0.061)}, "a higher --max-repeats", 0.05,
+                                       larger="")
+    assert short[1].endswith("measure again with --min-time 0.5."), short
+    (short,) = protocol.noise_warnings({"": (estimate([1.0, 1.01, 0.99]), 0.061)}, "a higher --max-repeats", 0.05,
+                                       larger="a larger --size (small)")
+    assert short[1].endswith("measure again with a larger --size (small) or --min-time 0.5."), short

@@ -227,7 +227,8 @@ def test_run_warns_of_a_short_or_noisy_measurement(tmp_path, capsys, monkeypatch
     result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
     assert result.time_s < protocol.MIN_TIME_S  # the premise: calibrated to 0.01 s, far below 0.5 s
     assert re.search(rf"^Short measurement: {result.time_s:.2g} s measured per execution, less than the protocol's "
-                     r"minimum of 0\.5 s, .*measure again with a larger --size or --min-time 0\.5\.$", out, re.M), out
+                     r"minimum of 0\.5 s, .*measure again with a larger --size \(small\) or --min-time 0\.5\.$", out,
+                     re.M), out
     noisy = protocol.estimate(protocol.values_of(result)).noisy
     assert ("Noisy measurement: " in out) == noisy and ("target of ±5 %" in out) == noisy, out
 

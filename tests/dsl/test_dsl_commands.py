@@ -736,6 +736,10 @@ def test_explain_says_how_many_points_each_node_and_processor_gets():
                                                  "failing": 0, "own": 0}
     assert balance["init_piece"]["per_processor"] == [[12] + [0] * 11] * 2
     assert [r["task"] for r in records].index("init_pointers") > [r["task"] for r in records].index("init_piece")
+    # every point placed by the expert's functions: no `dflt` cell, so no `dflt` legend (a beginner looked for them)
+    headers = [line for line in out.splitlines() if line.startswith("  placement (point")]
+    assert headers and all("dflt" not in h for h in headers), headers
+    assert all(h.startswith("  placement (point -> CPU node.index):") for h in headers), headers
 
 
 def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):

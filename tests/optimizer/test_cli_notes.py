@@ -110,6 +110,10 @@ def test_a_compare_of_other_optimizers_keeps_the_earlier_comparisons_report(tmp_
             f"as it is, and this one is made in a new folder. mapperopt compare --resume {first} --optimizers "
             "guided,random adds random to it.") in out, out
     assert f"Comparison folder: {second}" in out, out
+    # at the tests' size, the size meant for tuning is named once, from the configuration, after the folder
+    assert (f"Comparison folder: {second} Note: size ci is the tests' size (configs/circuit.yaml: a few seconds on 2 "
+            "CPU cores; used by the tests), where a mapper can change little. Meant for tuning: --size small (~1.5 s "
+            "measured per execution on 2 idle cores, for tuning and compare).") in out, out
     # the same command again resumes its own folder; the earlier optimizer's command finds the earlier one
     assert main([*args, "--iters", "1", "--optimizers", "random"]) == 0
     assert f"Resuming {second}." in " ".join(capsys.readouterr().out.split())
@@ -125,3 +129,19 @@ def test_a_compare_of_other_optimizers_keeps_the_earlier_comparisons_report(tmp_
     assert main(["compare", "--resume", str(first), "--optimizers", "guided,random", *FAST]) == 0
     table = (first / "table.md").read_text()
     assert "| guided |" in table and "| random |" in table, table
+
+
+def test_compare_says_it_is_still_measuring_when_no_line_comes(tmp_path, capsys, monkeypatch):
+    """A slow start program (an `InstanceLimit` turns the trace replay off: ~5 s an execution, and calibration runs
+    several) left compare silent for minutes after "0 of 2 iterations done". After HEARTBEAT_S seconds without a
+    line it says that it is still measuring, for how long and how many executions started since."""
+    from mapperopt.optimizer import compare
+
+    monkeypatch.setattr(compare, "HEARTBEAT_S", 0.2)
+    runs = tmp_path / "runs"
+    assert main(["compare", "circuit", "--size", "ci", "--runs", "1", "--start", "default", "--iters", "1",
+                 "--optimizers", "random", *FAST, "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    beats = re.findall(r"\.\.\. still measuring: (\d+) s since the last line, (\d+) executions? started since", out)
+    assert beats, out
+    assert any(int(n) > 0 for _, n in beats), beats  # the executions of the runs under the comparison's folder

@@ -4,6 +4,7 @@ failures 0 and resumes without rerunning; the table's statistics on made-up runs
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import replace
 import json
 import re
@@ -868,6 +869,15 @@ def test_the_legend_covers_neither_the_axis_label_nor_the_drift_line():
         assert drift.get_window_extent(renderer).y0 >= 0 and legend.x0 >= 0 and legend.x1 <= fig.bbox.x1
 
 
+def printed(line: str) -> str:
+    """`line` as tune's Rich console shows it: markup rendered, so a bracketed note it did not escape is gone."""
+    from rich.console import Console
+
+    console = Console(record=True, width=400, file=io.StringIO())
+    console.print(line)
+    return console.export_text()
+
+
 def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable(tmp_path):
     """compare's progress lines omitted what each iteration changed (tune's say it); a candidate that looked faster
     but was not taken, then a slower one that was, read like a bug because the joint re-measurement that decided
@@ -891,7 +901,7 @@ def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable
     assert "re-measured together with iter 1: this one 1047 ms, iter 1 951 ms" in line, line
     line = " ".join(progress_line("optuna #1", taken, 3, root=tmp_path).split())
     assert "(this one; re-measured together with iter 1: this one 1019 ms, iter 1 1071 ms)" in line, line
-    tuned = " ".join(commands._line(kept_out, 3, root=tmp_path).split())
+    tuned = " ".join(printed(commands._line(kept_out, 3, root=tmp_path)).split())
     assert "re-measured together with iteration 1: this one 1047 ms, iteration 1 951 ms" in tuned, tuned
 
     summa = dict(common, unit="GFLOPS", note="")
@@ -899,7 +909,7 @@ def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable
     grown = IterationRecord(iter=5, throughput=19.2, best_throughput=19.2, best_iter=5, **summa,
                             result={"settings": {"iterations": 384, "iterations_flag": "-iters"}})
     same = IterationRecord(iter=4, throughput=2.2, best_throughput=2.4, best_iter=2, **summa, result=calibrated)
-    for text in (progress_line("guided #1", grown, 5, iterations=59), commands._line(grown, 5, iterations=59)):
+    for text in (progress_line("guided #1", grown, 5, iterations=59), printed(commands._line(grown, 5, iterations=59))):
         assert "measured with -iters 384, not the run's 59: not comparable with the other iterations" in \
                " ".join(text.split()), text
     for text in (progress_line("guided #1", same, 5, iterations=59), commands._line(same, 5, iterations=59)):
@@ -1063,3 +1073,15 @@ def test_the_header_says_the_rule_that_decided_the_best_at_these_settings(low, h
     assert said in header, header
     if high == 1:
         assert "beyond the noise" not in header and "re-measured together" not in header, header
+
+
+def test_curves_with_the_same_values_stay_distinguishable():
+    """compare.png: opentuner's curve lay exactly under optuna's (the same values), so the legend listed four curves
+    and three were visible. Each optimizer's curve has its own line style and marker, so one drawn over another
+    with the same values still shows both."""
+    runs = [RunOutcome(name, 1, 0, [record(1, 0.06, 0.06), r := record(2, 0.06, 0.06)], r, 0.06, Path(f"{name}-1"))
+            for name in ("guided", "opentuner", "optuna", "random")]
+    fig = compare_figure(summarize(runs, expert=1.0))
+    curves = [line for line in fig.axes[0].get_lines() if "(mean of" in str(line.get_label())]
+    assert len(curves) == 4, [line.get_label() for line in fig.axes[0].get_lines()]
+    assert len({(line.get_linestyle(), line.get_marker()) for line in curves}) == 4

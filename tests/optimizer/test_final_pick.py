@@ -524,9 +524,9 @@ def test_a_pick_within_the_noise_of_the_start_is_said_so(tmp_path, monkeypatch):
     # The program printed after the line is the pick (best.dsl), not the start: the line ends by naming it, and
     # names the start's own file.
     assert commands.best_mapper_line(summary, path) == (
-        f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the final comparison; but no mapper measured "
-        "significantly better than the start (iter-1): the difference is within the noise, so the start program "
-        f"({start}) is as good by these measurements. The pick, best.dsl (iteration 2):")
+        f"Best mapper: iteration 2 ({path}), the highest trimmed mean among the candidates of the final comparison; "
+        "but no mapper measured significantly better than the start (iter-1): the difference is within the noise, so "
+        f"the start program ({start}) is as good by these measurements. The pick, best.dsl (iteration 2):")
     final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
     assert commands.best_mapper_line(summary, path) == \
@@ -572,7 +572,8 @@ def test_a_pick_without_an_interval_against_the_start_is_not_called_within_the_n
                     f"or more gives one), so the start program ({mine}) may be as good. The pick, best.dsl "
                     "(iteration 2):") in line, line
         else:  # one round: what it measured, never called significant
-            assert ("the highest trimmed mean of the final comparison; its one execution measured 1.10x the start's "
+            assert ("the highest trimmed mean among the candidates of the final comparison; its one execution "
+                    "measured 1.10x the start's "
                     f"(iter-1), faster, though not shown significant ({c.no_interval}; --final-rounds 3 or more gives "
                     "one). The pick, best.dsl (iteration 2):") in line, line
 
@@ -605,7 +606,7 @@ def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):
     assert summary["best"] == "iter-2" and summary["vs"]["iter-1"] is None  # the premise: the start failed
     path = store.root / "best.dsl"
     line = commands.best_mapper_line(summary, path)
-    assert line == (f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the programs that ran in the "
+    assert line == (f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the candidates that ran in the "
                     "final comparison; the start (iter-1) failed in it, so it is not compared. The pick, best.dsl "
                     "(iteration 2):"), line
     assert "as good" not in line and "within the noise" not in line
@@ -647,10 +648,10 @@ def test_a_pick_that_every_round_favours_says_so_without_an_interval(tmp_path, m
     assert (vs["low"], vs["high"]) == pytest.approx((min(ratios), max(ratios)))
     line = commands.best_mapper_line(summary, tmp_path / "best.dsl")
     assert "may be as good" not in line and "is unknown" not in line, line
-    assert ("the highest trimmed mean of the final comparison; its executions measured 4.75-5.70x the start's "
-            "(iter-1), every one of them faster, though not shown significant (2 executions each: too few for a 90 % "
-            "interval, which takes 3; --final-rounds 3 or more gives one). The pick, best.dsl (iteration 2):"
-            ) in line, line
+    assert ("the highest trimmed mean among the candidates of the final comparison; its executions measured "
+            "4.75-5.70x the start's (iter-1), every one of them faster, though not shown significant (2 executions "
+            "each: too few for a 90 % interval, which takes 3; --final-rounds 3 or more gives one). The pick, best.dsl "
+            "(iteration 2):") in line, line
     # the rounds disagree: the range is given, and the start may be as good
     values = {"iter-2": [2.0, 2.3], "iter-1": [2.1, 1.9]}
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch,
@@ -659,3 +660,41 @@ def test_a_pick_that_every_round_favours_says_so_without_an_interval(tmp_path, m
     assert ("but whether it is faster than the start (iter-1) is unknown: its executions measured 0.95-1.21x the "
             "start's, some faster and some not, with no 90 % interval (2 executions each: too few for a 90 % interval, "
             "which takes 3; --final-rounds 3 or more gives one), so the start program may be as good.") in line, line
+
+
+def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_ends_the_summary(tmp_path, monkeypatch):
+    """The references measured higher than every candidate, yet the line above best.dsl said "the highest trimmed
+    mean of the final comparison" (of the candidates only), and nothing said what to do next: a beginner copied
+    best.dsl, not shown faster than the start. The line says "among the candidates"; a last line says which program
+    to keep (the start, when the pick is not shown faster than it; a reference that no candidate beat) and how to
+    search further. A pick that beat the start and every reference gets no such line."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [10.4, 9.8, 10.8, 9.7, 10.5], "expert": [10.6, 10.0, 11.0, 9.9, 10.7]}
+    store = noisy_store(tmp_path, monkeypatch, final)
+    store.settings["baseline"] = "both"
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
+    mine = tmp_path / "my.dsl"
+    mine.write_text("# program 1\nTask * CPU;\n")
+    line = commands.best_mapper_line(summary, tmp_path / "best.dsl", start_file=str(mine))
+    assert "the highest trimmed mean among the candidates of the final comparison; but" in line, line
+    step = commands.next_step(summary, start_file=str(mine))
+    assert step.startswith(f"Next: keep your start program ({mine}): best.dsl is not shown to be faster than it "
+                           "here; no candidate beat the expert mapper or the default mapper (the higher of them: "
+                           "the expert mapper, --mapper expert). To search further, give the same command a larger "
+                           "--iters (it extends this run)"), step
+    # faster than the start, but not than the references: the fastest reference is named
+    final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
+    store = noisy_store(tmp_path / "b", monkeypatch, final)
+    store.settings["baseline"] = "both"
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    step = commands.next_step(summary, default_start=True)
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them: "
+                           "the expert mapper, --mapper expert)."), step
+    assert "keep" not in step, step
+    # the pick beat the start and both references: nothing to add
+    final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})
+    store = noisy_store(tmp_path / "c", monkeypatch, final)
+    store.settings["baseline"] = "both"
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert commands.next_step(summary) is None

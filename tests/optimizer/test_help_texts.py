@@ -95,3 +95,13 @@ def test_every_float_option_refuses_nan_and_inf():
                 result = CliRunner().invoke(command, ["circuit", name, value])
                 assert result.exit_code == 2, (command.name, name, value, result.output)
                 assert f"'{name}'" in result.output and "not a finite number" in result.output, result.output
+
+
+def test_the_size_option_says_that_its_default_is_the_tests_size():
+    """`--size ... [default: ci]` did not say that ci is the tests' tiny size, where a mapper changes little, nor
+    which size is meant for tuning."""
+    from mapperopt.benchmarks.commands import run
+
+    for command in (run, tune, compare):
+        options = {opt: p.help for p in command.params for opt in getattr(p, "opts", ())}
+        assert "ci (the tests' size: tiny, a mapper changes little there), small (for tuning)" in options["--size"]

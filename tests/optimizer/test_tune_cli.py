@@ -164,8 +164,18 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     assert ("No spread estimate of the baselines: default measured by a single execution, which gives no interval: "
             "how much of the figure is the machine's noise is unknown; measure again with a higher --repeats."
             ) in flat, out
-    # Last, the verdict of the final comparison (the iterations' table shows the loop's own figures).
-    assert flat.endswith(" ".join(commands.verdict(summary).split())), out
+    # Last, the verdict of the final comparison (the iterations' table shows the loop's own figures), then, as it
+    # ran at the tests' size, what the configuration says of it and of the size meant for tuning, with the start
+    # program's share of the loop from its profile; then what to do next, where the pick is no clear gain.
+    said = " ".join(commands.verdict(summary).split())
+    after = flat[flat.index(said) + len(said):]
+    assert after.startswith(" Note: size ci is the tests' size (configs/circuit.yaml: a few seconds on 2 CPU cores; "
+                            "used by the tests), where a mapper can change little: the start program's tasks ran "), out
+    assert re.search(r"tasks ran \d+ % of each timed iteration \(iteration 1's profile\), all a new mapping can win "
+                     r"back\. Meant for tuning: --size small \(~1\.5 s measured per execution on 2 idle cores, for "
+                     r"tuning and compare\)\.", after), after
+    step = commands.next_step(summary, start_file=str(poor))
+    assert after.endswith(f" {' '.join(step.split())}" if step else "compare).")
     assert re.search(r"Verdict: (no mapper beat the references|no mapper can be said to beat the references without an "
                      r"interval \(an interval takes --final-rounds 3 or more\)|iter-\d+ beat the default mapper); the best",
                      flat)
@@ -252,6 +262,15 @@ def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatc
     assert "the trace optimizer needs the optional package 'trace-opt'" in err
     assert install_extra("llm") in " ".join(err.split())
     assert not (tmp_path / "runs").exists()  # nothing was measured before the check
+    # Neither an endpoint nor the package: both said at once (the package was named only once an endpoint was set).
+    from mapperopt.optimizer.llm import ENV
+
+    for var in ENV.values():
+        monkeypatch.delenv(var, raising=False)
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--optimizer", "trace")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the trace optimizer needs a language-model endpoint, and the optional package 'trace-opt'" in err, err
+    assert install_extra("llm") in err and "--llm-base-url" in err, err
 
 
 def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offline, monkeypatch, capsys):
