@@ -18,6 +18,13 @@ from userapp_support import APP_DIR, mapperopt
 from mapperopt import toolchain
 
 
+@pytest.fixture
+def offline_optimizer(monkeypatch) -> None:
+    """No MAPPEROPT_LLM_* setting, in this process and the ones it starts: tune's optimizer is the offline one."""
+    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:
+        monkeypatch.delenv(var)
+
+
 def _build(name: str, tmp_path_factory) -> Path:
     flags = shlex.split(mapperopt("toolchain", "--cflags", "--libs", cwd=tmp_path_factory.mktemp(name)))
     source = APP_DIR / f"{name}.cc"

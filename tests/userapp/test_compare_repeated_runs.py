@@ -4,8 +4,6 @@ table says which run repeated which, and how many distinct runs the row has."""
 
 from __future__ import annotations
 
-import os
-
 from mapperopt.cli import main
 
 
@@ -13,9 +11,7 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_a_run_that_repeats_another_is_named_under_the_table(tmp_path, foreign_exe, monkeypatch, capsys):
-    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
-        monkeypatch.delenv(var)
+def test_a_run_that_repeats_another_is_named_under_the_table(tmp_path, foreign_exe, offline_optimizer, capsys):
     runs = tmp_path / "runs"
     assert main(["compare", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "guided",
                  "--runs", "2", "--iters", "3", "--start", "default", "--repeats", "1", "--max-repeats", "1",

@@ -7,9 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import time
+
+from userapp_support import quick_tune_args, tuning
 
 from mapperopt.cli import main
 from mapperopt.optimizer.store import TuneStore, hold_program_folder
@@ -20,29 +19,16 @@ def flat(text: str) -> str:
 
 
 def test_a_second_tune_of_the_same_program_is_refused_and_the_newest_interrupted_run_names_the_others(
-        tmp_path, foreign_exe, monkeypatch, capsys):
+        tmp_path, foreign_exe, offline_optimizer, capsys):
     runs = tmp_path / "runs"
-    args = ["tune", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "2", "--baseline", "none", "--iters", "3",
-            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
-    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
-        monkeypatch.delenv(var)
-    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 300
-        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):  # an iteration journaled
-            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
-            assert time.monotonic() < deadline, "no iteration was journaled"
-            time.sleep(0.05)
+    args = quick_tune_args(f"{foreign_exe} -n 1000 -steps 1", runs, iters=3)
+    with tuning(args, runs) as proc:
         capsys.readouterr()
         assert main(args) == 1  # the same command, while the first runs
         err = flat(capsys.readouterr().err)
         assert f"another tune of foreign is running in {runs / 'foreign'}: process {proc.pid}" in err, err
         assert "disturb" in err and "--runs-dir" in err, err
         os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
     (root,) = runs.glob("*/tune-*")
     older = root.with_name("tune-20000101-000000-abcdef")  # a second interrupted run of the same command
     shutil.copytree(root, older, ignore=shutil.ignore_patterns("tune.lock", "owner.json"))

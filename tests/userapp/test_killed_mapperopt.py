@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from userapp_support import running
+from userapp_support import quick_tune_args, running, tuning
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
 
@@ -72,29 +72,16 @@ def test_a_compiler_that_hangs(tmp_path):
 
 
 def test_a_killed_tune_of_a_program_without_baselines_continues_with_the_same_command(tmp_path, foreign_exe,
-                                                                                     monkeypatch):
+                                                                                     offline_optimizer):
     """With --baseline none the set-up measures nothing and records no calibrated count (a user's program has none):
     the folder was taken for one whose set-up never finished, and the same command started afresh."""
     from mapperopt.cli import main
     from mapperopt.optimizer.store import TuneStore
 
     runs = tmp_path / "runs"
-    args = ["tune", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "2", "--baseline", "none", "--iters", "3",
-            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "2", "--runs-dir", str(runs)]
-    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
-        monkeypatch.delenv(var)
-    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 300
-        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):  # an iteration journaled
-            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
-            assert time.monotonic() < deadline, "no iteration was journaled"
-            time.sleep(0.05)
+    args = quick_tune_args(f"{foreign_exe} -n 1000 -steps 1", runs, iters=3, final_rounds=2)
+    with tuning(args, runs) as proc:
         os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
     (root,) = runs.glob("*/tune-*")
     done = len(TuneStore.open(root).records)
     assert main(args) == 0

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-import time
+
+from userapp_support import quick_tune_args, tuning
 
 from mapperopt.optimizer.store import TuneStore
 
@@ -18,32 +18,18 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path, foreign_exe, monkeypatch):
+def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path, foreign_exe, offline_optimizer):
     exe = tmp_path / "build" / "foreign"
     exe.parent.mkdir()
     shutil.copy2(foreign_exe, exe)
     runs = tmp_path / "runs"
-    args = ["tune", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--baseline", "none", "--iters", "6",
-            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
-    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
-        monkeypatch.delenv(var)
-    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 300
-        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):  # an iteration journaled
-            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
-            assert time.monotonic() < deadline, "no iteration was journaled"
-            time.sleep(0.05)
+    with tuning(quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=6), runs, stdout=subprocess.PIPE) as proc:
         rebuilt = exe.with_name("foreign.new")  # another build, moved into place as a build does
         shutil.copy2(exe, rebuilt)
         with open(rebuilt, "ab") as f:
             f.write(b"\0rebuilt")
         os.replace(rebuilt, exe)
         out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-        proc.wait()
     (root,) = runs.glob("*/tune-*")
     done = len(TuneStore.open(root).records)
     err = flat(err)

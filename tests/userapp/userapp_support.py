@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 APP_DIR = Path(__file__).resolve().parents[1] / "app"
@@ -27,3 +30,28 @@ def running(argv: list[str]) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def quick_tune_args(app: str, runs: Path, *, iters: int, final_rounds: int = 1) -> list[str]:
+    """`mapperopt tune --app APP`'s arguments for a quick tune of a test program: 2 CPUs, no baselines, one run per
+    measurement, its folders under `runs`."""
+    return ["tune", "--app", app, "--cpus", "2", "--baseline", "none", "--iters", str(iters), "--repeats", "1",
+            "--max-repeats", "1", "--final-rounds", str(final_rounds), "--runs-dir", str(runs)]
+
+
+@contextlib.contextmanager
+def tuning(args: list[str], runs: Path, stdout=subprocess.DEVNULL) -> Iterator[subprocess.Popen]:
+    """Starts `mapperopt ARGS`, a tune whose runs folder is `runs`, as a process of its own, and yields it once an
+    iteration is journaled (its stderr is a pipe); kills it on the way out."""
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):
+            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no iteration was journaled"
+            time.sleep(0.05)
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
