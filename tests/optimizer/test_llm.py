@@ -315,6 +315,17 @@ def suggest(method: str, code: str):
     return answer
 
 
+def scripted_tune(folder: Path, server, circuit_app, cpu2, iters: int) -> TuneStore:
+    """A tune of circuit on `cpu2` by TraceOptimizer from Legion's default mapper, asking `server` (one try per
+    request), each program scored by PlacementEvaluator; its store in `folder`."""
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(folder, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=iters)
+    return store
+
+
 def test_the_method_is_called_by_its_name_and_a_huge_answer_is_refused(tmp_path, llm_server, circuit_app, cpu2):
     huge = "def task_decision(self, tasks):\n" + "    x = 1\n" * 20000 + "    return ['Task * CPU;']\n"
     server = llm_server([
@@ -323,11 +334,7 @@ def test_the_method_is_called_by_its_name_and_a_huge_answer_is_refused(tmp_path,
         suggest("task_decision", "def helper(self, tasks):\n    return ['CollectMemory * *;']\n\n"
                                  "def task_decision(self, tasks):\n    return ['Task * CPU;']\n"),
     ])
-    space = SearchSpace(circuit_app, cpu2)
-    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
-    store = TuneStore.create(tmp_path, "circuit", {})
-    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
-         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    store = scripted_tune(tmp_path, server, circuit_app, cpu2, iters=4)
     misnamed, big, helper = store.records[1:]
     assert misnamed.note == ("LLM answer not used: the code for task_decision defines region_decision, not "
                              "task_decision; mapper unchanged") and misnamed.cached
@@ -495,11 +502,7 @@ def test_a_bad_return_value_is_blamed_on_the_method_that_returned_it(tmp_path, l
         suggest("layout_decision", "def layout_decision(self, regions):\n    return ['Layout * * * SOA;'] * 9000\n"),
         suggest("task_decision", "def task_decision(self, tasks):\n    return 'Task * CPU;'\n"),
     ])
-    space = SearchSpace(circuit_app, cpu2)
-    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
-    store = TuneStore.create(tmp_path, "circuit", {})
-    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
-         PlacementEvaluator(circuit_app, cpu2), iters=3)
+    store = scripted_tune(tmp_path, server, circuit_app, cpu2, iters=3)
     big, text = store.records[1:]
     assert (text.stage, big.stage) == ("generate", "generate")
     for record, method, what in ((text, "task_decision", "a list"), (big, "layout_decision", "fewer")):
@@ -517,11 +520,7 @@ def test_the_model_is_told_why_its_answer_was_not_used(tmp_path, llm_server, cir
 
     server = llm_server([lambda messages: "I would use more processors.", number,
                          rewrite("layout_decision", ["Layout * * * AOS C_order;"])])
-    space = SearchSpace(circuit_app, cpu2)
-    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
-    store = TuneStore.create(tmp_path, "circuit", {})
-    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
-         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    store = scripted_tune(tmp_path, server, circuit_app, cpu2, iters=4)
     garbage, nonstring, used = (r.note for r in store.records[1:])
     assert garbage.startswith("LLM answer not used: the answer is not JSON")
     assert re.match(r"LLM answer not used: the suggested value for __code\d+ \(task_decision\) is not code \(a "
@@ -545,11 +544,7 @@ def test_an_agent_error_file_says_what_ended_the_method(tmp_path, llm_server, ci
         suggest("task_decision", "def task_decision(self, tasks):\n    while True:\n        pass\n"),
         suggest("task_decision", "def task_decision(self, tasks):\n    raise ValueError('no tasks')\n"),
     ])
-    space = SearchSpace(circuit_app, cpu2)
-    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
-    store = TuneStore.create(tmp_path, "circuit", {})
-    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
-         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    store = scripted_tune(tmp_path, server, circuit_app, cpu2, iters=4)
     killed, hung, raised = ((store.iter_dir(r.iter) / "agent_error.txt").read_text() for r in store.records[1:])
     assert "task_decision was ended by signal SIGKILL" in killed, killed
     assert "raised" not in killed and "was killed (SIGKILL) before it returned" in killed, killed
