@@ -204,11 +204,13 @@ def _searched(request: dict) -> dict:
     return {**request, "llm": {k: v for k, v in llm.items() if k not in ("timeout_s", "max_retries", "max_model_s")}}
 
 
-def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
+def _latest(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
     """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
     (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
-    even when a later one finished (two runs of the command at once, one of them killed); else (None, the latest
-    finished one); (None, None) when there is none. A folder that cannot be read is skipped with a note."""
+    even when a later one finished (two runs of the command at once, one of them killed), unless that one was made
+    with another build of a user's program than the later one (a run stopped by a rebuild, after which the new
+    build's run finished); else (None, the latest finished one); (None, None) when there is none. A folder that
+    cannot be read is skipped with a note."""
     finished = None
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
@@ -219,6 +221,9 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
         if _searched(store.settings.get("request") or {}) != _searched(request) or not _set_up(store):
             continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
+            if finished is not None and store.settings.get("executable_sha256") not in (
+                    None, TuneStore.open(finished).settings.get("executable_sha256")):
+                continue
             return root, None
         finished = finished or root
     return None, finished

@@ -42,3 +42,28 @@ def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path,
     assert "--new" in err and f"{done} iteration" in err, err
     assert 1 <= done < 6 and (root / "best.dsl").exists()  # kept
     assert not (root / "summary.json").exists()  # no final comparison of two builds
+
+
+def test_after_a_rebuild_and_a_finished_new_run_the_same_command_starts_afresh(tmp_path, foreign_exe,
+                                                                                offline_optimizer, capsys):
+    """After a tune stopped by a rebuild, its hint's `--new` run of the new build finished; the same command then
+    picked the older, unfinished folder of the old build and refused it ("made with another build"), where a
+    finished run's command starts a new one."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=2)
+    with tuning(args, runs):
+        pass  # killed after its first iteration: an unfinished folder of this build
+    (old,) = runs.glob("*/tune-*")
+    with open(exe, "ab") as f:  # another build
+        f.write(b"\0rebuilt")
+    assert main([*args, "--new"]) == 0
+    capsys.readouterr()
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    assert "finished (2 iterations); starting a new one" in out, out
+    assert len(list(runs.glob("*/tune-*"))) == 3 and old.exists()
