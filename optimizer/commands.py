@@ -1691,8 +1691,9 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
-    `best_mapper_line` counts a gain), and the fastest reference where no candidate beat the references (as
-    `verdict` counts beating one), then how to search further. None when the pick beat the start and every
+    `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
+    the reference that measured significantly higher than the other (or that the two are not shown to differ), then
+    how to search further. None when the pick beat the start and every
     reference measured with it."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
@@ -1717,8 +1718,22 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
         top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
         use = "--mapper expert" if top == "expert" else "run without --mapper"
         names = [reference_name(n, own) for n in refs]
-        parts.append(f"no candidate beat {' or '.join(names)} (" + (
-            f"the higher of them: {reference_name(top, own)}, {use})" if len(refs) > 1 else f"{use})"))
+        head = f"no candidate beat {' or '.join(names)}"
+        if len(refs) == 1:
+            parts.append(f"{head} ({use})")
+        else:  # one reference is pointed to only where it measured significantly higher than the other
+            other = next(n for n in refs if n != top)
+            values = [measured[n]["estimate"]["values"] for n in (top, other)]
+            c = protocol.compare(*values, protocol.MIN_INTERVAL_VALUES)
+            noisy = any(protocol.Estimate.from_json(measured[n]["estimate"]).noisy for n in (top, other))
+            ratio = (f"{reference_name(top, own)} measured {c.ratio:.{c.decimals()}f}x "
+                     f"{reference_name(other, own)}")
+            if c.significant and c.ratio > 1 and not noisy:
+                parts.append(f"{head} (the higher of them, significantly: {ratio}; {use})")
+            else:
+                why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
+                                        else "not significant")
+                parts.append(f"{head}, and those two are not shown to differ ({ratio}, {why})")
     if not parts:
         return None
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "

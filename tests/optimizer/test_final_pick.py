@@ -679,19 +679,30 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     line = commands.best_mapper_line(summary, tmp_path / "best.dsl", start_file=str(mine))
     assert "the highest trimmed mean among the candidates of the final comparison; but" in line, line
     step = commands.next_step(summary, start_file=str(mine))
+    # the expert and default mappers measured 1.02x apart, not significant: neither is pointed to as the higher
     assert step.startswith(f"Next: keep your start program ({mine}): best.dsl is not shown to be faster than it "
-                           "here; no candidate beat the expert mapper or the default mapper (the higher of them: "
-                           "the expert mapper, --mapper expert). To search further, give the same command a larger "
-                           "--iters (it extends this run)"), step
+                           "here; no candidate beat the expert mapper or the default mapper, and those two are not "
+                           "shown to differ (the expert mapper measured 1.02x the default mapper, not significant). "
+                           "To search further, give the same command a larger --iters (it extends this run)"), step
+    assert "the higher of them" not in step and "--mapper expert" not in step, step
     # faster than the start, but not than the references: the fastest reference is named
     final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
     store = noisy_store(tmp_path / "b", monkeypatch, final)
     store.settings["baseline"] = "both"
     summary = commands.final_comparison("circuit", store, rounds=5)
     step = commands.next_step(summary, default_start=True)
-    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them: "
-                           "the expert mapper, --mapper expert)."), step
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper, and those two are not "
+                           "shown to differ"), step
     assert "keep" not in step, step
+    # the expert mapper measured significantly higher than the default mapper: it is the one pointed to
+    final["expert"] = [12.6, 12.4, 12.5, 12.55, 12.45]
+    store = noisy_store(tmp_path / "e", monkeypatch, final)
+    store.settings["baseline"] = "both"
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    step = commands.next_step(summary, default_start=True)
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them, "
+                           "significantly: the expert mapper measured 1.22x the default mapper; --mapper expert)."), step
+    final["expert"] = [10.6, 10.0, 11.0, 9.9, 10.7]
     # the pick beat the start and both references: nothing to add
     final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})
     store = noisy_store(tmp_path / "c", monkeypatch, final)
