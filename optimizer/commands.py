@@ -1234,6 +1234,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       "would stay in it): take best.dsl's statements into it by hand.")
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}", markup=False)
+    if drift := drift_line(summary, store, unit, default_start=settings["start"] == "default"):
+        console.print(drift, markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
@@ -1738,6 +1740,39 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
         return None
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "
             "run).")
+
+
+def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool = False) -> str | None:
+    """One line when the iterations' "best" column changed (its first figure to its last) while the final
+    comparison's pick is not shown faster than the start (as `next_step` counts it), and every reference's figure
+    measured before the search (settings' `baselines`) lies outside its 90 % interval in the final comparison, on the
+    column's side: the machine's speed changed during the tune, which the column's change follows. None otherwise,
+    or when a figure is missing (a reference that failed, an estimate without an interval)."""
+    best, start, measured = summary["best"], summary["start"], summary["measured"]
+    column = [r.best_throughput for r in store.records if _succeeded(r)]
+    before = store.settings.get("baselines") or {}
+    if not column or column[0] == column[-1] or measured[best]["estimate"] is None or not before:
+        return None
+    gain = _comparison(summary, start) if best != start else None
+    if gain is not None and gain.significant and gain.ratio > 1 and not _noisy(summary, start):
+        return None  # the pick is shown faster than the start: the column's change may be the search's own
+    rose = column[-1] > column[0]
+    moved = []
+    for name, value in before.items():
+        est = (measured.get(name) or {}).get("estimate")
+        if not est or len(est["values"]) < protocol.MIN_INTERVAL_VALUES:
+            return None
+        if not (est["high"] < value if not rose else value < est["low"]):  # on the column's side, beyond the noise
+            return None
+        moved.append(f"{reference_name(name, summary.get('own_mapper'))} {protocol.figure(unit, value)} -> "
+                     f"{protocol.figure(unit, est['value'])}")
+    if not moved:
+        return None
+    how = "rise" if rose != bool(protocol.as_time(unit, 1)) else "fall"  # a time metric's column shows times
+    return (f"The best column's {how} ({protocol.figure(unit, column[0])} -> {protocol.figure(unit, column[-1])}) "
+            f"follows the references' own: measured before the search and again in the final comparison, "
+            f"{' and '.join(moved)}, beyond their noise: the machine's speed changed during the tune, not the "
+            "mapping.")
 
 
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:
