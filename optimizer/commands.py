@@ -1241,7 +1241,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     if note := tests_size_note(bench, settings["size"], store.root):
         console.print(note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default",
-                         start_file=None if settings["start"] in ("default", "random") else settings["start"]):
+                         start_file=None if settings["start"] in ("default", "random") else settings["start"],
+                         processors=(settings["cpus"], settings["gpus"],
+                                     protocol.utility_processors(load_config(bench).size(settings["size"]).util,
+                                                                 settings.get("app_args")))):
         console.print(step, markup=False)
 
 
@@ -1690,13 +1693,15 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
             f"change little{share}. Meant for tuning: {meant}.")
 
 
-def next_step(summary: dict, default_start: bool = False, start_file: str | None = None) -> str | None:
+def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
+              processors: tuple[int, int, int] | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
     `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
     the reference that measured significantly higher than the other (or that the two are not shown to differ), then
-    how to search further. None when the pick beat the start and every
-    reference measured with it."""
+    how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
+    counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
+    reference measured with it, on more than one processor."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
         return None  # nothing was compared: said by the lines above
@@ -1736,6 +1741,15 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                 why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
                                         else "not significant")
                 parts.append(f"{head}, and those two are not shown to differ ({ratio}, {why})")
+    if processors and processors[:2] == (1, 0):  # every task on the one CPU: nothing to place
+        util = processors[2]
+        cores = len(os.sched_getaffinity(0))
+        has = f"this machine gives the run {cores} core{'s' * (cores != 1)}, {util} of them the utility processor's"
+        parts.append("with 1 CPU processor and no GPU every task runs on that one processor, so there is no "
+                     f"placement to tune: {has}" + (f": give --cpus {cores - util}" if cores - util > 1 else
+                                                    ", so no more CPU processors fit here; on a machine with more "
+                                                    "cores, give --cpus N (a core each, besides the utility "
+                                                    f"processor{'s' * (util != 1)}'s)"))
     if not parts:
         return None
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -739,3 +740,27 @@ def test_a_best_column_that_rose_with_the_references_says_the_machine_changed(tm
     store.settings.update(baseline="both", baselines={"expert": 5.0, "default": 4.5})
     summary = commands.final_comparison("circuit", store, rounds=5)
     assert commands.drift_line(summary, store, "GFLOPS", default_start=True) is None
+
+
+def test_a_next_step_on_one_cpu_says_there_is_no_placement_to_tune(tmp_path, monkeypatch):
+    """`tune circuit --size small` on a 2-core machine ran on 1 CPU processor (the other core is the utility
+    processor's): every task on the one CPU, so no placement to tune, yet the Next line advised only a larger
+    --iters. With 1 CPU and no GPU it says so, and how to give more: --cpus N where the machine has the cores (its
+    cores less the utility processors'), else what the machine has."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [10.4, 9.8, 10.8, 9.7, 10.5]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    step = commands.next_step(summary, default_start=True, processors=(1, 0, 1))
+    assert ("with 1 CPU processor and no GPU every task runs on that one processor, so there is no placement to "
+            "tune: this machine gives the run 2 cores, 1 of them the utility processor's, so no more CPU processors "
+            "fit here; on a machine with more cores, give --cpus N (a core each, besides the utility "
+            "processor's)") in step, step
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    step = commands.next_step(summary, default_start=True, processors=(1, 0, 1))
+    assert ("so there is no placement to tune: this machine gives the run 4 cores, 1 of them the utility "
+            "processor's: give --cpus 3") in step, step
+    # more processors, or a GPU: nothing of the kind
+    for processors in ((2, 0, 1), (1, 1, 1)):
+        step = commands.next_step(summary, default_start=True, processors=processors) or ""
+        assert "no placement" not in step, step
