@@ -764,7 +764,10 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
         best += f" ({again})"
     other = recalibrated(r, iterations)
     other = escape(f" [{other}]") if other else ""
-    return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip()
+    # a failure that AutoGuide could not categorise (e.g. the executable being replaced): its run's own reason
+    reason = (r.result or {}).get("reason") if not r.ok and r.category == "unknown" else None
+    why = f" (failed: {escape(reason)})" if reason else ""
+    return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:

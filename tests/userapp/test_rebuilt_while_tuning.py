@@ -42,3 +42,18 @@ def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path,
     assert "--new" in err and f"{done} iteration" in err, err
     assert 1 <= done < 6 and (root / "best.dsl").exists()  # kept
     assert not (root / "summary.json").exists()  # no final comparison of two builds
+
+
+def test_an_iteration_that_failed_with_no_category_says_its_reason_on_its_line():
+    """The iteration that ran while g++ rewrote the executable printed `iter 3/4  failed (start)  -  best ...
+    unknown  ...`: neither the stage nor the category told why; result.json's reason ("cannot start ...: not found
+    or not executable") was shown nowhere. The line ends with it."""
+    from mapperopt.optimizer import commands
+    from mapperopt.optimizer.base import IterationRecord
+
+    reason = "cannot start /tmp/app/daxpy: not found or not executable"
+    r = IterationRecord(iter=3, dsl="Task * CPU;\n", key="k3", status="failed", stage="start", category="unknown",
+                        throughput=None, unit="s", best_throughput=1.6, best_iter=1,
+                        note="neighbour of the best, iteration 1", result={"reason": reason, "stage": "start"})
+    line = flat(commands._line(r, 4, "s"))
+    assert line.endswith(f"neighbour of the best, iteration 1 (failed: {reason})"), line
