@@ -1123,7 +1123,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (now := _digest_now(bench)) == settings["executable_sha256"]:
             build_checked.append(i)
             return
-        again_new = shlex.join(["mapperopt", "tune", *(program or spec_words(bench)), "--new"])
+        # the user's own options kept (their --iters, --cpus, --repeats...), as the folder's request recorded them
+        again_new = _afresh(bench, store.root, settings, iters, final_rounds)
         raise _changed_build(bench, store.root, settings["executable_sha256"], now, build_checked[-1:],
                              len(store.records), new_command=again_new)
 

@@ -40,6 +40,10 @@ def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path,
         earlier = "iteration 1" if done == 2 else f"iterations 1-{done - 1}"
         assert f"{earlier} measured the build {root} was made with" in err, err
     assert "--new" in err and f"{done} iteration" in err, err
+    # the new run's command keeps the user's own options (it dropped --iters, --cpus, --repeats...)
+    new = err[err.index("start a new run: `") + len("start a new run: `"):].split("`")[0]
+    assert all(w in new for w in ("--cpus 2", "--baseline none", "--repeats 1", "--max-repeats 1",
+                                  f"--runs-dir {runs}", "--new", "--iters 6")), new
     assert 1 <= done < 6 and (root / "best.dsl").exists()  # kept
     assert not (root / "summary.json").exists()  # no final comparison of two builds
 
