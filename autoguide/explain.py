@@ -1124,13 +1124,14 @@ def _counted(result: RunResult, rows: list[dict]) -> dict | None:
 
 def _mapper_file(result: RunResult) -> str:
     """The run's DSL file: the one it was given, else the `mapper.dsl` a tuning iteration's run folder holds, else
-    `default.dsl` for Legion's default mapper (the advice says what to write in it) and `my.dsl` as a template."""
+    `start.dsl` for Legion's default mapper (the advice says what to write in it; not `default.dsl`, which reads as
+    a file of `--mapper default`) and `my.dsl` as a template."""
     settings = result.settings or {}
     if settings.get("mapper_file"):
         return settings["mapper_file"]
     if result.dsl is not None and result.run_dir and (Path(result.run_dir) / "mapper.dsl").is_file():
         return str(Path(result.run_dir) / "mapper.dsl")
-    return "default.dsl" if result.dsl is None and not settings.get("own_mapper") else "my.dsl"
+    return "start.dsl" if result.dsl is None and not settings.get("own_mapper") else "my.dsl"
 
 
 def _default_as_dsl(result: RunResult) -> str:

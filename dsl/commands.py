@@ -1068,6 +1068,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
             click.echo(render_all(exc.diagnostics, text), err=True)
             click.echo(summary_line(file, exc.diagnostics), err=True)
+            click.echo("explain stops at errors: it shows no decisions of a mapper with any; fix them as the hints "
+                       "say, or remove (or comment out) the statements they name, then explain again", err=True)
             raise click.exceptions.Exit(1) from None
     echo_printed(printed.getvalue(), "the evaluation")
     if as_json:

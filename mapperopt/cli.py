@@ -96,7 +96,7 @@ def _group():
     def cli():
         """Write Legion mappers in a small DSL, compile them, run real benchmarks and tune them.
 
-        Main commands: `mapperopt tune circuit --iters 10`, `mapperopt run circuit --mapper my.dsl`.
+        Main commands: `mapperopt tune circuit --size small --iters 10`, `mapperopt run circuit --mapper my.dsl`.
         """
 
     return cli

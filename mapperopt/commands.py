@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -236,7 +237,13 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
     if legion is not None and all(c.ok for c in checks if c.required):
         try:
             data = probe_json(legion=legion)
-            checks.append(Check("Legion run (probe)", True, f"{data['nodes']} node(s), CPUs {data['processors']['CPU']}"))
+            cores = len(os.sched_getaffinity(0))
+            # the probe's count is Realm's default (no -ll:cpu), not this machine's: said, with what runs take
+            checks.append(Check("Legion run (probe)", True,
+                                f"{data['nodes']} node(s), CPUs {data['processors']['CPU']} (the probe asks for "
+                                "Realm's default, 1 CPU processor, and 1 utility processor; this machine gives runs "
+                                f"{cores} core{'s' * (cores != 1)}: `run` takes a size's count or --cpus N, `tune` "
+                                "and `compare` of a benchmark on CPUs every core less the utility processor's)"))
         except MapperoptError as exc:
             checks.append(Check("Legion run (probe)", False, exc.message.splitlines()[0],
                                 "run `mapperopt machine` to see the full error", present=True))

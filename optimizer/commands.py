@@ -769,7 +769,10 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
         best += f" ({again})"
     other = recalibrated(r, iterations)
     other = escape(f" [{other}]") if other else ""
-    return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip()
+    # a failure that AutoGuide could not categorise (e.g. the executable being replaced): its run's own reason
+    reason = (r.result or {}).get("reason") if not r.ok and r.category == "unknown" else None
+    why = f" (failed: {escape(reason)})" if reason else ""
+    return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
@@ -1125,7 +1128,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (now := _digest_now(bench)) == settings["executable_sha256"]:
             build_checked.append(i)
             return
-        again_new = shlex.join(["mapperopt", "tune", *(program or spec_words(bench)), "--new"])
+        # the user's own options kept (their --iters, --cpus, --repeats...), as the folder's request recorded them
+        again_new = _afresh(bench, store.root, settings, iters, final_rounds)
         raise _changed_build(bench, store.root, settings["executable_sha256"], now, build_checked[-1:],
                              len(store.records), new_command=again_new)
 
@@ -1239,12 +1243,17 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       "would stay in it): take best.dsl's statements into it by hand.")
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}", markup=False)
+    if drift := drift_line(summary, store, unit, default_start=settings["start"] == "default"):
+        console.print(drift, markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
         console.print(note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default",
-                         start_file=None if settings["start"] in ("default", "random") else settings["start"]):
+                         start_file=None if settings["start"] in ("default", "random") else settings["start"],
+                         processors=(settings["cpus"], settings["gpus"],
+                                     protocol.utility_processors(load_config(bench).size(settings["size"]).util,
+                                                                 settings.get("app_args")))):
         console.print(step, markup=False)
 
 
@@ -1693,12 +1702,15 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
             f"change little{share}. Meant for tuning: {meant}.")
 
 
-def next_step(summary: dict, default_start: bool = False, start_file: str | None = None) -> str | None:
+def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
+              processors: tuple[int, int, int] | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
-    `best_mapper_line` counts a gain), and the fastest reference where no candidate beat the references (as
-    `verdict` counts beating one), then how to search further. None when the pick beat the start and every
-    reference measured with it."""
+    `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
+    the reference that measured significantly higher than the other (or that the two are not shown to differ), then
+    how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
+    counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
+    reference measured with it, on more than one processor."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
         return None  # nothing was compared: said by the lines above
@@ -1722,12 +1734,68 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
         top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
         use = "--mapper expert" if top == "expert" else "run without --mapper"
         names = [reference_name(n, own) for n in refs]
-        parts.append(f"no candidate beat {' or '.join(names)} (" + (
-            f"the higher of them: {reference_name(top, own)}, {use})" if len(refs) > 1 else f"{use})"))
+        head = f"no candidate beat {' or '.join(names)}"
+        if len(refs) == 1:
+            parts.append(f"{head} ({use})")
+        else:  # one reference is pointed to only where it measured significantly higher than the other
+            other = next(n for n in refs if n != top)
+            values = [measured[n]["estimate"]["values"] for n in (top, other)]
+            c = protocol.compare(*values, protocol.MIN_INTERVAL_VALUES)
+            noisy = any(protocol.Estimate.from_json(measured[n]["estimate"]).noisy for n in (top, other))
+            ratio = (f"{reference_name(top, own)} measured {c.ratio:.{c.decimals()}f}x "
+                     f"{reference_name(other, own)}")
+            if c.significant and c.ratio > 1 and not noisy:
+                parts.append(f"{head} (the higher of them, significantly: {ratio}; {use})")
+            else:
+                why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
+                                        else "not significant")
+                parts.append(f"{head}, and those two are not shown to differ ({ratio}, {why})")
+    if processors and processors[:2] == (1, 0):  # every task on the one CPU: nothing to place
+        util = processors[2]
+        cores = len(os.sched_getaffinity(0))
+        has = f"this machine gives the run {cores} core{'s' * (cores != 1)}, {util} of them the utility processor's"
+        parts.append("with 1 CPU processor and no GPU every task runs on that one processor, so there is no "
+                     f"placement to tune: {has}" + (f": give --cpus {cores - util}" if cores - util > 1 else
+                                                    ", so no more CPU processors fit here; on a machine with more "
+                                                    "cores, give --cpus N (a core each, besides the utility "
+                                                    f"processor{'s' * (util != 1)}'s)"))
     if not parts:
         return None
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "
             "run).")
+
+
+def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool = False) -> str | None:
+    """One line when the iterations' "best" column changed (its first figure to its last) while the final
+    comparison's pick is not shown faster than the start (as `next_step` counts it), and every reference's figure
+    measured before the search (settings' `baselines`) lies outside its 90 % interval in the final comparison, on the
+    column's side: the machine's speed changed during the tune, which the column's change follows. None otherwise,
+    or when a figure is missing (a reference that failed, an estimate without an interval)."""
+    best, start, measured = summary["best"], summary["start"], summary["measured"]
+    column = [r.best_throughput for r in store.records if _succeeded(r)]
+    before = store.settings.get("baselines") or {}
+    if not column or column[0] == column[-1] or measured[best]["estimate"] is None or not before:
+        return None
+    gain = _comparison(summary, start) if best != start else None
+    if gain is not None and gain.significant and gain.ratio > 1 and not _noisy(summary, start):
+        return None  # the pick is shown faster than the start: the column's change may be the search's own
+    rose = column[-1] > column[0]
+    moved = []
+    for name, value in before.items():
+        est = (measured.get(name) or {}).get("estimate")
+        if not est or len(est["values"]) < protocol.MIN_INTERVAL_VALUES:
+            return None
+        if not (est["high"] < value if not rose else value < est["low"]):  # on the column's side, beyond the noise
+            return None
+        moved.append(f"{reference_name(name, summary.get('own_mapper'))} {protocol.figure(unit, value)} -> "
+                     f"{protocol.figure(unit, est['value'])}")
+    if not moved:
+        return None
+    how = "rise" if rose != bool(protocol.as_time(unit, 1)) else "fall"  # a time metric's column shows times
+    return (f"The best column's {how} ({protocol.figure(unit, column[0])} -> {protocol.figure(unit, column[-1])}) "
+            f"follows the references' own: measured before the search and again in the final comparison, "
+            f"{' and '.join(moved)}, beyond their noise: the machine's speed changed during the tune, not the "
+            "mapping.")
 
 
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:

@@ -37,6 +37,7 @@ import json
 import math
 import os
 import secrets
+import shlex
 import shutil
 import socket
 import sys
@@ -130,7 +131,7 @@ class TuneStore:
                                       "tuning folder") from None
         self._lock = lock
         owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                 "command": " ".join(_without_secrets(sys.argv))}
+                 "command": shlex.join(_without_secrets(sys.argv))}
         write_atomically(self.root / "owner.json", json.dumps(owner) + "\n")
 
     @property
@@ -772,7 +773,7 @@ def hold_program_folder(folder: Path, program: str) -> Any:
             hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); "
                  "to tune at the same time anyway, give this one another --runs-dir") from None
     owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-             "command": " ".join(_without_secrets(sys.argv)), "folder": str(folder.resolve())}
+             "command": shlex.join(_without_secrets(sys.argv)), "folder": str(folder.resolve())}
     write_atomically(locks / f"{key}.json", json.dumps(owner) + "\n")
     return lock
 

@@ -1095,3 +1095,15 @@ def test_check_says_a_long_flat_chain_has_too_many_operators_whatever_its_first_
     assert "too deeply nested" not in result.output
     path.write_text("Task t GPU,CPU;\ndef f(Task task) { return " + first + " + 1" * (100 - levels) + "; }\n")
     assert "E110" not in run("check", str(path)).output
+
+
+def test_explain_of_a_mapper_with_errors_says_it_stops_at_them(tmp_path):
+    """`explain` of a mapper with a check error printed the errors alone: nothing said that it shows no decisions
+    because of them, nor how to go on. Its last line says so."""
+    path = tmp_path / "fb.dsl"
+    path.write_text("Task * CPU;\n" + FB_ONLY)
+    result = run("explain", str(path), "--bench", "circuit", "--machine", "1x0")
+    assert result.exit_code == 1 and "error[E221]" in result.output, result.output
+    assert result.output.rstrip("\n").splitlines()[-1] == (
+        "explain stops at errors: it shows no decisions of a mapper with any; fix them as the hints say, or remove "
+        "(or comment out) the statements they name, then explain again"), result.output

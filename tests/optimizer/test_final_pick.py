@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -679,22 +680,87 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     line = commands.best_mapper_line(summary, tmp_path / "best.dsl", start_file=str(mine))
     assert "the highest trimmed mean among the candidates of the final comparison; but" in line, line
     step = commands.next_step(summary, start_file=str(mine))
+    # the expert and default mappers measured 1.02x apart, not significant: neither is pointed to as the higher
     assert step.startswith(f"Next: keep your start program ({mine}): best.dsl is not shown to be faster than it "
-                           "here; no candidate beat the expert mapper or the default mapper (the higher of them: "
-                           "the expert mapper, --mapper expert). To search further, give the same command a larger "
-                           "--iters (it extends this run)"), step
+                           "here; no candidate beat the expert mapper or the default mapper, and those two are not "
+                           "shown to differ (the expert mapper measured 1.02x the default mapper, not significant). "
+                           "To search further, give the same command a larger --iters (it extends this run)"), step
+    assert "the higher of them" not in step and "--mapper expert" not in step, step
     # faster than the start, but not than the references: the fastest reference is named
     final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
     store = noisy_store(tmp_path / "b", monkeypatch, final)
     store.settings["baseline"] = "both"
     summary = commands.final_comparison("circuit", store, rounds=5)
     step = commands.next_step(summary, default_start=True)
-    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them: "
-                           "the expert mapper, --mapper expert)."), step
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper, and those two are not "
+                           "shown to differ"), step
     assert "keep" not in step, step
+    # the expert mapper measured significantly higher than the default mapper: it is the one pointed to
+    final["expert"] = [12.6, 12.4, 12.5, 12.55, 12.45]
+    store = noisy_store(tmp_path / "e", monkeypatch, final)
+    store.settings["baseline"] = "both"
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    step = commands.next_step(summary, default_start=True)
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them, "
+                           "significantly: the expert mapper measured 1.22x the default mapper; --mapper expert)."), step
+    final["expert"] = [10.6, 10.0, 11.0, 9.9, 10.7]
     # the pick beat the start and both references: nothing to add
     final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})
     store = noisy_store(tmp_path / "c", monkeypatch, final)
     store.settings["baseline"] = "both"
     summary = commands.final_comparison("circuit", store, rounds=5)
     assert commands.next_step(summary) is None
+
+
+def test_a_best_column_that_rose_with_the_references_says_the_machine_changed(tmp_path, monkeypatch):
+    """Under a CI load the machine sped up by ~30 % during a tune: the iterations' "best" column rose 3.575 ->
+    4.737 GFLOPS, while the final comparison kept the start (nothing faster); the references had risen the same way
+    (expert 3.617 -> 4.656, default 3.182 -> 4.636), which nothing said, so the column read as a tuning gain. When
+    the pick is not shown faster than the start and every reference's figure before the search lies outside its
+    final interval in the column's direction, one line says so with both figures; otherwise none."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [10.4, 9.8, 10.8, 9.7, 10.5], "expert": [10.6, 10.0, 11.0, 9.9, 10.7]}
+    store = noisy_store(tmp_path, monkeypatch, final)  # the column: iteration 1's 1.0, then 2.0
+    store.settings.update(baseline="both", baselines={"expert": 5.0, "default": 4.5})
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert not summary["vs"]["iter-1"]["significant"]  # the premise: the pick is not shown faster than the start
+    line = commands.drift_line(summary, store, "GFLOPS", default_start=True)
+    expert, default = (protocol.figure("GFLOPS", summary["measured"][n]["estimate"]["value"])
+                       for n in ("expert", "default"))
+    assert line == ("The best column's rise (1 GFLOPS -> 2 GFLOPS) follows the references' own: measured before the "
+                    f"search and again in the final comparison, the expert mapper 5 GFLOPS -> {expert} and the "
+                    f"default mapper 4.5 GFLOPS -> {default}, beyond their noise: the machine's speed changed during "
+                    "the tune, not the mapping."), line
+    # the references measured the same before and after (within their final intervals): nothing to say
+    store.settings["baselines"] = {"expert": 10.3, "default": 10.2}
+    assert commands.drift_line(summary, store, "GFLOPS", default_start=True) is None
+    # the pick significantly faster than the start: the column's rise is the search's own
+    final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
+    store = noisy_store(tmp_path / "b", monkeypatch, final)
+    store.settings.update(baseline="both", baselines={"expert": 5.0, "default": 4.5})
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert commands.drift_line(summary, store, "GFLOPS", default_start=True) is None
+
+
+def test_a_next_step_on_one_cpu_says_there_is_no_placement_to_tune(tmp_path, monkeypatch):
+    """`tune circuit --size small` on a 2-core machine ran on 1 CPU processor (the other core is the utility
+    processor's): every task on the one CPU, so no placement to tune, yet the Next line advised only a larger
+    --iters. With 1 CPU and no GPU it says so, and how to give more: --cpus N where the machine has the cores (its
+    cores less the utility processors'), else what the machine has."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [10.4, 9.8, 10.8, 9.7, 10.5]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    step = commands.next_step(summary, default_start=True, processors=(1, 0, 1))
+    assert ("with 1 CPU processor and no GPU every task runs on that one processor, so there is no placement to "
+            "tune: this machine gives the run 2 cores, 1 of them the utility processor's, so no more CPU processors "
+            "fit here; on a machine with more cores, give --cpus N (a core each, besides the utility "
+            "processor's)") in step, step
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    step = commands.next_step(summary, default_start=True, processors=(1, 0, 1))
+    assert ("so there is no placement to tune: this machine gives the run 4 cores, 1 of them the utility "
+            "processor's: give --cpus 3") in step, step
+    # more processors, or a GPU: nothing of the kind
+    for processors in ((2, 0, 1), (1, 1, 1)):
+        step = commands.next_step(summary, default_start=True, processors=processors) or ""
+        assert "no placement" not in step, step

@@ -105,3 +105,17 @@ def test_the_size_option_says_that_its_default_is_the_tests_size():
     for command in (run, tune, compare):
         options = {opt: p.help for p in command.params for opt in getattr(p, "opts", ())}
         assert "ci (the tests' size: tiny, a mapper changes little there), small (for tuning)" in options["--size"]
+
+
+def test_the_main_help_gives_the_readme_tuning_command():
+    """`mapperopt --help` gave `mapperopt tune circuit --iters 10`, without the `--size small` that the README's
+    first command has (the default size, the tests', is where a mapper can change little)."""
+    from pathlib import Path
+
+    from mapperopt.cli import _group
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    command = "mapperopt tune circuit --size small --iters 10"
+    assert command in readme  # the premise: the README's command
+    result = CliRunner().invoke(_group(), ["--help"], terminal_width=200)
+    assert f"`{command}`" in " ".join(result.output.split()), result.output

@@ -376,3 +376,13 @@ def test_a_start_statement_overridden_for_some_of_its_tasks_keeps_the_others(cir
     assert "Task distribute_charge CPU,GPU;" in edit and space.same_mapping(edit, best), edit
     assert not [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(circuit_app), machine)
                 if d.severity == "error" or d.code == "W300"]
+
+
+def test_a_start_without_layout_search_has_no_layout_line(circuit_app, cpu2):
+    """docs/own-app.md §7 says the start has a `Layout * * *` line only where layouts are searched: without them (a
+    program nothing verifies) the start program has no Layout statement at all."""
+    searched = SearchSpace(circuit_app, cpu2).render(SearchSpace(circuit_app, cpu2).default_point())
+    plain = SearchSpace(circuit_app, cpu2, layouts=False)
+    start = plain.render(plain.default_point())
+    assert "Layout * * *" in searched and "Layout" not in start, start
+    assert start.startswith("Task * CPU;"), start

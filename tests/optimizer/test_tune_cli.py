@@ -174,7 +174,11 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     assert re.search(r"tasks ran \d+ % of each timed iteration \(iteration 1's profile\), all a new mapping can win "
                      r"back\. Meant for tuning: --size small \(~1\.5 s measured per execution on 2 idle cores, for "
                      r"tuning and compare\)\.", after), after
-    step = commands.next_step(summary, start_file=str(poor))
+    from mapperopt.benchmarks import load_config
+
+    util = load_config("circuit").size("ci").util
+    step = commands.next_step(summary, start_file=str(poor),
+                              processors=(store.settings["cpus"], store.settings["gpus"], util))
     assert after.endswith(f" {' '.join(step.split())}" if step else "compare).")
     assert re.search(r"Verdict: (no mapper beat the references|no mapper can be said to beat the references without an "
                      r"interval \(an interval takes --final-rounds 3 or more\)|iter-\d+ beat the default mapper); the best",

@@ -236,8 +236,17 @@ def test_build_says_when_a_gemm_is_built_without_its_cuda_variants(monkeypatch, 
 
 
 def test_doctor_passes_here():
+    """The probe's line said `CPUs [1]` on a 2-core machine with no word why 1: it says that the probe asks for
+    Realm's default of 1 CPU processor (with 1 utility processor), and what runs ask for and this machine has."""
+    import os
+
     checks = {c.name: c for c in run_checks()}
     assert checks["Legion"].ok and checks["Legion run (probe)"].ok
+    cores = len(os.sched_getaffinity(0))
+    detail = checks["Legion run (probe)"].detail
+    assert (f"CPUs [1] (the probe asks for Realm's default, 1 CPU processor, and 1 utility processor; this machine "
+            f"gives runs {cores} core{'s' * (cores != 1)}: `run` takes a size's count or --cpus N, `tune` and `compare` "
+            f"of a benchmark on CPUs every core less the utility processor's)") in detail, detail
 
 
 def test_machine_help_offers_omp_only_for_a_legion_built_with_openmp():

@@ -972,7 +972,7 @@ def test_a_program_that_is_not_a_legion_program_is_said_without_a_mapper_too(tmp
     assert "notlegion with no mapper (no Legion task ran; size ci" in out, out
     # What to do instead, and no suggestion of a DSL-mapper run, which fails the same way.
     assert "build it with `mapperopt toolchain`'s flags" in out, out
-    assert "--mapper default.dsl" not in out and "--profile" not in out, out
+    assert "--mapper start.dsl" not in out and "--profile" not in out, out
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert "ran no Legion task" in result["settings"]["no_legion_task"], result
 

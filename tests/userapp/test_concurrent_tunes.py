@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 
 from userapp_support import quick_tune_args, tuning
 
@@ -52,3 +53,20 @@ def test_a_benchmark_tune_while_another_runs_is_refused_before_measuring(tmp_pat
     err = flat(capsys.readouterr().err)
     assert f"another tune of circuit is running in {runs / 'circuit'}: process {os.getpid()}" in err, err
     assert not runs.exists()  # refused before anything was made
+
+
+def test_the_refusal_quotes_the_other_command_so_that_it_can_be_copied(tmp_path, capsys, monkeypatch):
+    """The refusal quoted the running tune's command unquoted, `mapperopt tune --app ./daxpy -n 50000 --metric
+    Elapsed: ([0-9.]+)`: not copyable, and where --app's value ends was unclear. It quotes it as a shell would."""
+    runs = tmp_path / "runs"
+    other = ["mapperopt", "tune", "--app", "./daxpy -n 50000", "--metric", "Elapsed: ([0-9.]+)", "--unit", "s"]
+    monkeypatch.setattr(sys, "argv", other)
+    held = hold_program_folder(runs / "circuit", "circuit")
+    monkeypatch.undo()
+    try:
+        assert main(["tune", "circuit", "--iters", "1", "--runs-dir", str(runs)]) == 1
+    finally:
+        held.release()
+    err = flat(capsys.readouterr().err)
+    assert (f"process {os.getpid()} (mapperopt tune --app './daxpy -n 50000' --metric 'Elapsed: ([0-9.]+)' --unit s, "
+            "since ") in err, err

@@ -391,8 +391,8 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     assert result.ok, result.reason
     result.settings.pop("own_mapper")  # as for a program without a mapper of its own
     suggestion = explain(result).suggestion
-    assert f"`mapperopt run --app {path} --mapper default.dsl --profile`" in suggestion, suggestion
-    assert "to write in default.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
+    assert f"`mapperopt run --app {path} --mapper start.dsl --profile`" in suggestion, suggestion
+    assert "to write in start.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
 
 
 def test_the_default_mapper_advice_under_keep_app_mapper_names_the_programs_tasks(tmp_path, foreign_exe):

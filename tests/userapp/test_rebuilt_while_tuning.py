@@ -40,6 +40,10 @@ def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path,
         earlier = "iteration 1" if done == 2 else f"iterations 1-{done - 1}"
         assert f"{earlier} measured the build {root} was made with" in err, err
     assert "--new" in err and f"{done} iteration" in err, err
+    # the new run's command keeps the user's own options (it dropped --iters, --cpus, --repeats...)
+    new = err[err.index("start a new run: `") + len("start a new run: `"):].split("`")[0]
+    assert all(w in new for w in ("--cpus 2", "--baseline none", "--repeats 1", "--max-repeats 1",
+                                  f"--runs-dir {runs}", "--new", "--iters 6")), new
     assert 1 <= done < 6 and (root / "best.dsl").exists()  # kept
     assert not (root / "summary.json").exists()  # no final comparison of two builds
 
@@ -67,3 +71,18 @@ def test_after_a_rebuild_and_a_finished_new_run_the_same_command_starts_afresh(t
     out = flat(capsys.readouterr().out)
     assert "finished (2 iterations); starting a new one" in out, out
     assert len(list(runs.glob("*/tune-*"))) == 3 and old.exists()
+
+
+def test_an_iteration_that_failed_with_no_category_says_its_reason_on_its_line():
+    """The iteration that ran while g++ rewrote the executable printed `iter 3/4  failed (start)  -  best ...
+    unknown  ...`: neither the stage nor the category told why; result.json's reason ("cannot start ...: not found
+    or not executable") was shown nowhere. The line ends with it."""
+    from mapperopt.optimizer import commands
+    from mapperopt.optimizer.base import IterationRecord
+
+    reason = "cannot start /tmp/app/daxpy: not found or not executable"
+    r = IterationRecord(iter=3, dsl="Task * CPU;\n", key="k3", status="failed", stage="start", category="unknown",
+                        throughput=None, unit="s", best_throughput=1.6, best_iter=1,
+                        note="neighbour of the best, iteration 1", result={"reason": reason, "stage": "start"})
+    line = flat(commands._line(r, 4, "s"))
+    assert line.endswith(f"neighbour of the best, iteration 1 (failed: {reason})"), line
