@@ -702,7 +702,8 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     summary = commands.final_comparison("circuit", store, rounds=5)
     step = commands.next_step(summary, default_start=True)
     assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them, "
-                           "significantly: the expert mapper measured 1.22x the default mapper; --mapper expert)."), step
+                           "significantly: the expert mapper measured 1.22x the default mapper; "
+                           "--mapper expert)."), step
     final["expert"] = [10.6, 10.0, 11.0, 9.9, 10.7]
     # the pick beat the start and both references: nothing to add
     final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})

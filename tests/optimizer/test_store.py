@@ -565,7 +565,8 @@ def test_the_owner_record_keeps_no_api_key_given_on_the_command_line(tmp_path, m
     root = TuneStore.create(tmp_path, "circuit", {"iters": 2}).root
     owner = (root / "owner.json").read_text()
     assert "sk-secret" not in owner
-    assert json.loads(owner)["command"] == "mapperopt tune circuit '--llm-api-key=***' --iters 2"  # quoted, as it can be copied
+    # quoted, as it can be copied
+    assert json.loads(owner)["command"] == "mapperopt tune circuit '--llm-api-key=***' --iters 2"
 
 
 @pytest.mark.parametrize("journal", ["", None])  # emptied (a stray `>`, a crash), or deleted

@@ -245,8 +245,8 @@ def test_doctor_passes_here():
     cores = len(os.sched_getaffinity(0))
     detail = checks["Legion run (probe)"].detail
     assert (f"CPUs [1] (the probe asks for Realm's default, 1 CPU processor, and 1 utility processor; this machine "
-            f"gives runs {cores} core{'s' * (cores != 1)}: `run` takes a size's count or --cpus N, `tune` and `compare` "
-            f"of a benchmark on CPUs every core less the utility processor's)") in detail, detail
+            f"gives runs {cores} core{'s' * (cores != 1)}: `run` takes a size's count or --cpus N, `tune` and "
+            "`compare` of a benchmark on CPUs every core less the utility processor's)") in detail, detail
 
 
 def test_machine_help_offers_omp_only_for_a_legion_built_with_openmp():
