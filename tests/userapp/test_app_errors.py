@@ -422,7 +422,7 @@ def test_the_profiling_advice_prints_the_programs_own_command(tmp_path, capsys):
                  "--max-repeats", "1", "--out", str(out_dir), "--", "-steps", "2"]) == 0
     suggestion = json.loads((out_dir / "feedback.json").read_text())["suggestion"]
     command = shlex.join(["mapperopt", "run", "--app", f"{exe} -n 4", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms",
-                          "--mapper", "default.dsl", "--profile", "--", "-steps", "2"])
+                          "--mapper", "start.dsl", "--profile", "--", "-steps", "2"])
     assert f"`{command}`" in suggestion and "ARGS" not in suggestion
 
 
@@ -561,7 +561,7 @@ def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(
                  "--verify-pattern", "OK", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 0
     suggestion = json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"]
     command = shlex.join(["mapperopt", "run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--unit",
-                          "ms", "--verify-pattern", "OK", "--mapper", "default.dsl", "--profile"])
+                          "ms", "--verify-pattern", "OK", "--mapper", "start.dsl", "--profile"])
     assert f"`{command}`" in suggestion, suggestion
 
 

@@ -212,9 +212,9 @@ def test_the_suggested_default_mapper_passes_check(tmp_path, constrained_exe, ca
         assert main(["run", "--app", f"{constrained_exe} -n 400 {' '.join(extra)}", "--once", "--out", str(out)]) == 0
         capsys.readouterr()
         suggestion = json.loads((out / "feedback.json").read_text())["suggestion"]
-        (dsl,) = re.findall(r"to write in default\.dsl: `([^`]*)`", suggestion)
-        (tmp_path / "default.dsl").write_text(dsl + "\n")
-        code = main(["check", str(tmp_path / "default.dsl"), "--app", f"{constrained_exe} -n 400 {' '.join(extra)}"])
+        (dsl,) = re.findall(r"to write in start\.dsl: `([^`]*)`", suggestion)
+        (tmp_path / "start.dsl").write_text(dsl + "\n")
+        code = main(["check", str(tmp_path / "start.dsl"), "--app", f"{constrained_exe} -n 400 {' '.join(extra)}"])
         assert code == 0, (dsl, capsys.readouterr().out)
 
 
