@@ -671,9 +671,12 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     search further. A pick that beat the start and every reference gets no such line."""
     final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
              "default": [10.4, 9.8, 10.8, 9.7, 10.5], "expert": [10.6, 10.0, 11.0, 9.9, 10.7]}
-    store = noisy_store(tmp_path, monkeypatch, final)
-    store.settings["baseline"] = "both"
-    summary = commands.final_comparison("circuit", store, rounds=5)
+
+    def compared(folder) -> dict:  # the final comparison of `final`, both references measured
+        store = noisy_store(folder, monkeypatch, final)
+        store.settings["baseline"] = "both"
+        return commands.final_comparison("circuit", store, rounds=5)
+    summary = compared(tmp_path)
     assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
     mine = tmp_path / "my.dsl"
     mine.write_text("# program 1\nTask * CPU;\n")
@@ -688,18 +691,14 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     assert "the higher of them" not in step and "--mapper expert" not in step, step
     # faster than the start, but not than the references: the fastest reference is named
     final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
-    store = noisy_store(tmp_path / "b", monkeypatch, final)
-    store.settings["baseline"] = "both"
-    summary = commands.final_comparison("circuit", store, rounds=5)
+    summary = compared(tmp_path / "b")
     step = commands.next_step(summary, default_start=True)
     assert step.startswith("Next: no candidate beat the expert mapper or the default mapper, and those two are not "
                            "shown to differ"), step
     assert "keep" not in step, step
     # the expert mapper measured significantly higher than the default mapper: it is the one pointed to
     final["expert"] = [12.6, 12.4, 12.5, 12.55, 12.45]
-    store = noisy_store(tmp_path / "e", monkeypatch, final)
-    store.settings["baseline"] = "both"
-    summary = commands.final_comparison("circuit", store, rounds=5)
+    summary = compared(tmp_path / "e")
     step = commands.next_step(summary, default_start=True)
     assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them, "
                            "significantly: the expert mapper measured 1.22x the default mapper; "
@@ -707,9 +706,7 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     final["expert"] = [10.6, 10.0, 11.0, 9.9, 10.7]
     # the pick beat the start and both references: nothing to add
     final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})
-    store = noisy_store(tmp_path / "c", monkeypatch, final)
-    store.settings["baseline"] = "both"
-    summary = commands.final_comparison("circuit", store, rounds=5)
+    summary = compared(tmp_path / "c")
     assert commands.next_step(summary) is None
 
 

@@ -73,14 +73,14 @@ def test_after_a_rebuild_and_a_finished_new_run_the_same_command_starts_afresh(t
     assert len(list(runs.glob("*/tune-*"))) == 3 and old.exists()
 
 
-def test_an_iteration_that_failed_with_no_category_says_its_reason_on_its_line():
+def test_an_iteration_that_failed_with_no_category_says_its_reason_on_its_line(tmp_path):
     """The iteration that ran while g++ rewrote the executable printed `iter 3/4  failed (start)  -  best ...
     unknown  ...`: neither the stage nor the category told why; result.json's reason ("cannot start ...: not found
     or not executable") was shown nowhere. The line ends with it."""
     from mapperopt.optimizer import commands
     from mapperopt.optimizer.base import IterationRecord
 
-    reason = "cannot start /tmp/app/daxpy: not found or not executable"
+    reason = f"cannot start {tmp_path / 'daxpy'}: not found or not executable"
     r = IterationRecord(iter=3, dsl="Task * CPU;\n", key="k3", status="failed", stage="start", category="unknown",
                         throughput=None, unit="s", best_throughput=1.6, best_iter=1,
                         note="neighbour of the best, iteration 1", result={"reason": reason, "stage": "start"})
