@@ -1624,6 +1624,13 @@ def _comparison(summary: dict, name: str) -> protocol.Comparison | None:
     return protocol.Comparison(vs["ratio"], vs["low"], vs["high"], protocol.too_few(*counts))
 
 
+def _gain(summary: dict, name: str) -> bool:
+    """Whether the final comparison's best measured significantly faster than `name`, from measurements that are
+    not too noisy to count it (as `verdict` counts a gain)."""
+    c = _comparison(summary, name)
+    return bool(c and c.significant and c.ratio > 1 and not _noisy(summary, name))
+
+
 def _not_compared(summary: dict, name: str) -> str:
     """Why the final comparison has no ratio of its best to `name`: which of the two failed ("iter-2 failed"; every
     candidate failing leaves the loop's pick as the best), or that `name` measured 0."""
@@ -1716,9 +1723,7 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
         return None  # nothing was compared: said by the lines above
 
     def beats(name: str) -> bool:
-        c = _comparison(summary, name)
-        return bool(c and c.significant and c.ratio > 1 and not _noisy(summary, name)
-                    and not _same_mapping(summary, name, default_start))
+        return _gain(summary, name) and not _same_mapping(summary, name, default_start)
 
     parts = []
     if best == start or (start in measured and not beats(start)):
@@ -1776,8 +1781,7 @@ def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool =
     before = store.settings.get("baselines") or {}
     if not column or column[0] == column[-1] or measured[best]["estimate"] is None or not before:
         return None
-    gain = _comparison(summary, start) if best != start else None
-    if gain is not None and gain.significant and gain.ratio > 1 and not _noisy(summary, start):
+    if best != start and _gain(summary, start):
         return None  # the pick is shown faster than the start: the column's change may be the search's own
     rose = column[-1] > column[0]
     moved = []
@@ -1819,8 +1823,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
         how = "failed" if measured[start]["estimate"] is None else "measured 0"
         return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the candidates "
                 f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared. {pick}")
-    if not faster and start != summary["best"] and start in measured and not (
-            gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
+    if not faster and start != summary["best"] and start in measured and not _gain(summary, start):
         # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly,
         # with the start's own file (the user's --start FILE, and its copy in its iteration's folder)
         n = start.removeprefix("iter-")
