@@ -44,7 +44,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS, DescriptionError, MachineDescription
@@ -115,24 +115,14 @@ class TuneStore:
                 where the run writes a file (best.dsl, history.csv, ...): found now rather than once an iteration
                 ran.
         """
-        from filelock import FileLock, Timeout
-
         if self._lock is not None:
             return
         for name in OUTPUTS:
             if (self.root / name).is_dir():
                 raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(self.root / name)))
-        lock = FileLock(self.root / "tune.lock", timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise MapperoptError(f"{self.root} is in use by {describe_owner(self.root)}",
-                                 hint="wait for it to finish or stop that process; `--new` starts a separate "
-                                      "tuning folder") from None
-        self._lock = lock
-        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                 "command": shlex.join(_without_secrets(sys.argv))}
-        write_atomically(self.root / "owner.json", json.dumps(owner) + "\n")
+        self._lock = hold(self.root / "tune.lock", self.root / "owner.json", lambda who: MapperoptError(
+            f"{self.root} is in use by {who}",
+            hint="wait for it to finish or stop that process; `--new` starts a separate tuning folder"))
 
     @property
     def locked(self) -> bool:
@@ -754,27 +744,37 @@ def hold_program_folder(folder: Path, program: str) -> Any:
     """
     import hashlib
 
-    from filelock import FileLock, Timeout
-
     from mapperopt import toolchain
 
     folder = Path(folder)
     locks = toolchain.cache_dir() / "tuning"
     locks.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
-    lock = FileLock(locks / f"{key}.lock", timeout=0)
+    return hold(locks / f"{key}.lock", locks / f"{key}.json", lambda who: MapperoptError(
+        f"another tune of {program} is running in {folder}: {who}; two tunes at once run the program on the same "
+        "cores, so each one's timings disturb the other's and neither run's decisions can be trusted",
+        hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); to tune "
+             "at the same time anyway, give this one another --runs-dir"), folder=str(folder.resolve()))
+
+
+def hold(lock_file: Path, owner_file: Path, refused: Callable[[str], MapperoptError], **about: str) -> Any:
+    """Takes the OS lock `lock_file` (`filelock`, released by the kernel even on SIGKILL) without waiting, and names
+    this process in `owner_file` (its pid, host, command and start, and `about`); returns the held lock.
+
+    Raises:
+        MapperoptError: `refused(who)` where another process holds it, `who` naming that process as its owner file
+            does (`describe_owner`).
+    """
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(lock_file, timeout=0)
     try:
         lock.acquire()
     except Timeout:
-        raise MapperoptError(
-            f"another tune of {program} is running in {folder}: {describe_owner(locks, f'{key}.json')}; two tunes "
-            "at once run the program on the same cores, so each one's timings disturb the other's and neither "
-            "run's decisions can be trusted",
-            hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); "
-                 "to tune at the same time anyway, give this one another --runs-dir") from None
+        raise refused(describe_owner(owner_file.parent, owner_file.name)) from None
     owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-             "command": shlex.join(_without_secrets(sys.argv)), "folder": str(folder.resolve())}
-    write_atomically(locks / f"{key}.json", json.dumps(owner) + "\n")
+             "command": shlex.join(_without_secrets(sys.argv)), **about}
+    write_atomically(owner_file, json.dumps(owner) + "\n")
     return lock
 
 
