@@ -671,6 +671,51 @@ _CONTROL_NAMES = {"\0": "NULL", "\a": "BELL", "\b": "BACKSPACE", "\v": "VERTICAL
                   "\x1b": "ESCAPE", "\x7f": "DELETE"}
 
 
+def _unclosed_function(text: str, tokens: list[Token], token: Token, at_eof: bool) -> tuple[str, str] | None:
+    """For an error where a statement of a function body starts (`tokens`: those read before `token`), when the
+    function's '}' is missing: (what is wrong, naming the function and where its '{' is; where to add the '}'). It is
+    missing when the body's return was read (a return ends a body), at the end of the input, or when `token` is a
+    statement that goes at top level only and no '}' follows to close the body; else None."""
+    if not tokens or tokens[-1].type not in ("SEMICOLON", "LBRACE"):
+        return None
+    brace = name = ret = None
+    for i, tok in enumerate(tokens):
+        if tok.type == "LBRACE":
+            brace = tok
+            name = next((tokens[j + 1] for j in range(i - 1, -1, -1) if tokens[j].type == "DEF"), None)
+            ret = None
+        elif tok.type == "RBRACE":
+            brace = None
+        elif tok.type == "RETURN" and brace is not None:
+            ret = [tok]
+        elif ret is not None and len(ret) == 1 and tok.type == "SEMICOLON":
+            ret.append(tok)
+    if brace is None or name is None:
+        return None
+    if ret is None or len(ret) < 2:
+        if not at_eof and not (token.value in _STATEMENT_WORDS - {"print"} or token.type == "DEF"):
+            return None
+        depth = 0
+        for tok in [] if at_eof else _previous_tokens(text, None):
+            if tok.start_pos <= token.start_pos:
+                continue
+            if tok.type == "RBRACE" and depth == 0:
+                return None  # a '}' closes the body later: the statement is misplaced, not the brace missing
+            depth += (tok.type == "LBRACE") - (tok.type == "RBRACE")
+    message = f"function '{name}' (its '{{' at line {brace.line}, column {brace.column}) is not closed"
+    if ret is None or len(ret) < 2:
+        where = "at the end of the input" if at_eof else f"before line {token.line}"
+        return message, (f"add '}}' {where}, after the return that ends the body of '{name}' (a function body holds "
+                         "only assignments, print and return; mapping statements and def are written at top level)")
+    first, semi = ret
+    line = text.split("\n")[semi.end_line - 1]
+    statement = text[first.start_pos:semi.end_pos]
+    if "#" in line[semi.end_column - 1:] or "//" in line[semi.end_column - 1:]:  # a '}' there would be a comment
+        return message, f"add '}}' after its return, on a line after line {semi.end_line}"
+    shown = f": {statement} }}" if "\n" not in statement and len(statement) <= 80 else ""
+    return message, f"add '}}' after its return, at the end of line {semi.end_line}{shown}"
+
+
 def _current_statement(tokens: list[Token]) -> list[Token]:
     """The tokens of the statement being read: those after the last ';', '{' or '}'."""
     start = max((i + 1 for i, t in enumerate(tokens) if t.type in ("SEMICOLON", "LBRACE", "RBRACE")), default=0)
@@ -1124,6 +1169,18 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if ((not at_eof and (token.line > prev.end_line or token.type == "RBRACE")) or (at_eof and comment_after)):
             return error("E102", f"missing ';' after '{prev}'", prev.end_line, prev.end_column, str(prev),
                          (slash_hint, _ended_hint(text, tokens)), expected)
+
+    # A function whose '}' is missing: where the next statement starts, its return read (after which the body must
+    # end), or a statement that only goes at top level with no '}' after it, or the end of the input.
+    unclosed = _unclosed_function(text, tokens, token, at_eof)
+    if unclosed is not None:
+        what = "end of input" if at_eof else f"'{token}'"
+        message, hint = unclosed
+        if at_eof:
+            return error("E105", f"unexpected end of input: {message}", prev.end_line, prev.end_column, None,
+                         (hint,), expected)
+        return error("E100", f"unexpected {what}: {message}", token.line, token.column, str(token), (hint,),
+                     expected)
 
     if at_eof:
         line, col = (prev.end_line, prev.end_column) if prev is not None else (1, 1)

@@ -462,3 +462,62 @@ def test_end_of_input_error_has_no_token():
         parse("mgpu = Machine(")
     assert info.value.token is None and info.value.code == "E105"
     assert "a processor kind" in info.value.diagnostic.message
+
+
+def _unclosed(src):
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    return info.value
+
+
+def test_a_function_left_open_is_said_as_such_with_where_its_brace_goes():
+    """A missing '}' closing a def was reported as `unexpected 'IndexTaskMap'` with the hint that mapping statements
+    are written at top level, as if the statement had been put in the body on purpose: the function is named, with
+    where its body opened, and the '}' goes after its return (once a return is read, the body must end)."""
+    err = _unclosed("Task * CPU;\nmcpu = Machine(CPU);\ndef blk(Task task) {\n  return mcpu[0, 0];\n\n"
+                    "IndexTaskMap stencil blk;\n")
+    assert (err.code, err.loc.line, err.loc.col) == ("E100", 6, 1), str(err)
+    assert "function 'blk' (its '{' at line 3, column 20) is not closed" in err.diagnostic.message, str(err)
+    assert err.diagnostic.hints[0] == "add '}' after its return, at the end of line 4: return mcpu[0, 0]; }", str(err)
+    assert not any("written at top level" in h for h in err.diagnostic.hints), str(err)
+    # at the end of the file: the same, as E105
+    err = _unclosed("def f(Task task) {\n  x = 1;\n  return x;  # done\n")
+    assert (err.code, err.loc.line) == ("E105", 3), str(err)
+    assert "function 'f' (its '{' at line 1, column 18) is not closed" in err.diagnostic.message, str(err)
+    assert "add '}' after its return, on a line after line 3" in err.diagnostic.hints[0], str(err)
+    # no return read yet, a mapping statement where the body goes and no '}' after it: the brace is due before it
+    err = _unclosed("def f(Task task) {\n  x = 1;\nTask * CPU;\n")
+    assert "function 'f' (its '{' at line 1, column 18) is not closed" in err.diagnostic.message, str(err)
+    assert "add '}' before line 3" in err.diagnostic.hints[0] and "return" in err.diagnostic.hints[0], str(err)
+
+
+def test_a_statement_put_in_a_function_body_that_closes_later_keeps_its_hint():
+    err = _unclosed("def f(Task task) {\n  Task * CPU;\n  return 1;\n}\n")
+    assert "not closed" not in err.diagnostic.message, str(err)
+    assert any("written at top level" in h for h in err.diagnostic.hints), str(err)
+
+
+def _mappers():
+    root = Path(__file__).parents[2]
+    return [p for p in (*sorted((root / "configs").glob("*.dsl")), *sorted(EXAMPLES.glob("*.dsl")))
+            if "}" in p.read_text()]
+
+
+@pytest.mark.parametrize("path", _mappers(), ids=lambda p: p.name)
+def test_deleting_any_one_closing_brace_of_a_mapper_names_the_function_left_open(path):
+    """Every valid mapper of the repository with any one function's '}' deleted: the error names that function and
+    says it is not closed, with the line of its return, after which the '}' goes."""
+    text = path.read_text()
+    program = parse(text, path.name)
+    funcs = [s for s in program.statements if isinstance(s, A.FuncDef)]
+    lines = text.split("\n")
+    for func in funcs:
+        end = func.loc.end_line, func.loc.end_col - 1  # its '}'
+        assert lines[end[0] - 1][end[1] - 1] == "}"
+        line = lines[end[0] - 1]
+        broken = "\n".join([*lines[:end[0] - 1], line[:end[1] - 1] + " " + line[end[1]:], *lines[end[0]:]])
+        err = _unclosed(broken)
+        message = err.diagnostic.message
+        assert f"function '{func.name}' (its '{{' at line {func.brace_line}," in message and "is not closed" in message, \
+            (func.name, str(err))
+        assert f"line {func.ret.loc.end_line or func.ret.loc.line}" in err.diagnostic.hints[0], (func.name, str(err))
