@@ -31,13 +31,19 @@ LEGION_NAMES = {"GPU": "TOC_PROC", "CPU": "LOC_PROC", "OMP": "OMP_PROC", "IO": "
                 "SYSMEM": "SYSTEM_MEM", "FBMEM": "GPU_FB_MEM", "ZCMEM": "Z_COPY_MEM", "RDMEM": "REGDMA_MEM",
                 "SOCKMEM": "SOCKET_MEM"}
 LEGION_KINDS = {**{legion: kind for kind, legion in LEGION_NAMES.items()}, "UTIL_PROC": None,
-                "GPU_MEM": "FBMEM", "FB_MEM": "FBMEM", "SYS_MEM": "SYSMEM", "ZC_MEM": "ZCMEM", "ZERO_COPY_MEM": "ZCMEM"}
+                "GPU_MEM": "FBMEM", "FB_MEM": "FBMEM", "SYS_MEM": "SYSMEM", "ZC_MEM": "ZCMEM", "ZERO_COPY_MEM": "ZCMEM",
+                **{f"{kind}_PROC": kind for kind in PROC_KINDS}}
+# Legion's processor kinds without `_PROC` (`LOC`, `TOC`, `UTIL`), as a C++ user shortens them: only in capitals,
+# as Legion writes them (`loc` is a variable's name as likely).
+LEGION_SHORT = {**{LEGION_NAMES[kind].removesuffix("_PROC"): kind for kind in PROC_KINDS}, "UTIL": None}
 
 
 def legion_kind_hint(word: str, expected=PROC_KINDS + MEM_KINDS) -> str | None:
-    """The hint for `word`, a name of `LEGION_KINDS` (any case) where one of the kinds `expected` goes: the DSL's
-    kind it means (`TOC_PROC`: "did you mean 'GPU'? ..."); None for another word."""
+    """The hint for `word`, a name of `LEGION_KINDS` (any case) or `LEGION_SHORT` where one of the kinds `expected`
+    goes: the DSL's kind it means (`TOC_PROC`, `TOC`: "did you mean 'GPU'? ..."); None for another word."""
     name = word.upper()
+    if word in LEGION_SHORT and word not in PROC_KINDS:
+        name = f"{word}_PROC"
     if name not in LEGION_KINDS:
         return None
     kind = LEGION_KINDS[name]

@@ -1091,6 +1091,18 @@ def _flag_sized_hint(kind: str, seen, before: list[Token]) -> str:
             f"`legion_flags: [\"{flag}\", \"64\"]`; for runs without it, {instead}")
 
 
+def _kinds_hint(accepts: set[str]) -> str:
+    """The kinds that go where `accepts` expects kinds, each with Legion's name, for a word like none of them."""
+    texts = _texts(accepts)
+    said = []
+    for sort, kinds in (("processor", A.PROC_KINDS), ("memory", A.MEM_KINDS)):
+        if {f"'{k}'" for k in kinds} & texts:
+            named = [f"{k} ({'' if i else 'Legion' + chr(39) + 's '}{A.LEGION_NAMES[k]})" if k in A.LEGION_NAMES
+                     else k for i, k in enumerate(kinds)]
+            said.append(f"the DSL's {sort} kinds: {', '.join(named)}")
+    return "; ".join(said)
+
+
 def _kind_message(word: str, accepts: set[str], before: list[Token]) -> tuple[str, str | None] | None:
     """E107 message and hint for a name `word` where only kinds (and `*`) are acceptable (`before`: the tokens before
     it); None otherwise. A memory kind's near-miss is first sought among those the statement's processor kind sees."""
@@ -1290,10 +1302,13 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     if token.type == "IDENT":
         kind = _kind_message(tok_text, accepts, tokens)
         if kind is not None:
-            # `Region * particle fields CPU`: a name with a space, unquoted, its second word read as the kind
+            # `Region * particle fields CPU`: a name with a space, unquoted, its second word read as the kind (not
+            # an uppercase word, as kinds are written: `Task t1,t2 PROC;` means a kind)
             quote = (f'a name that is not an identifier is written as a string: "{prev} {tok_text}"'
-                     if kind[1] is None and prev is not None and prev.type == "IDENT" else None)
-            return error("E107", kind[0], line, col, tok_text, (kind[1], quote), expected)
+                     if kind[1] is None and prev is not None and prev.type == "IDENT" and not tok_text.isupper()
+                     else None)
+            return error("E107", kind[0], line, col, tok_text, (kind[1] or quote or _kinds_hint(accepts),),
+                         expected)
 
     # E108: malformed layout constraint.
     constraint_texts = {f"'{c}'" for c in A.CONSTRAINT_WORDS}

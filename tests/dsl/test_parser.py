@@ -186,6 +186,22 @@ ERRORS = [
      'a name that is not an identifier is written as a string: "particle fields"'),
     ("Task fill particles CPU;", "E107", 1, 11, "unknown processor kind 'particles'", '"fill particles"'),
     ("Region * * GPU DRAM;", "E107", 1, 16, "unknown memory kind 'DRAM'", None),
+    # Legion's short names of the processor kinds (LOC_PROC, TOC_PROC) and the kinds with `_PROC`: the DSL's kind
+    ("Task * LOC;", "E107", 1, 8, "unknown processor kind 'LOC'",
+     "did you mean 'CPU'? (Legion's LOC_PROC is the DSL's CPU)"),
+    ("Task * TOC,LOC;", "E107", 1, 8, "unknown processor kind 'TOC'", "did you mean 'GPU'?"),
+    ("Task * CPU_PROC;", "E107", 1, 8, "unknown processor kind 'CPU_PROC'", "did you mean 'CPU'?"),
+    ("Task * GPU_PROC;", "E107", 1, 8, "unknown processor kind 'GPU_PROC'", "did you mean 'GPU'?"),
+    ("m = Machine(TOC);", "E107", 1, 13, "unknown processor kind 'TOC'", "did you mean 'GPU'?"),
+    ("Region * * LOC SYSMEM;", "E107", 1, 12, "unknown processor kind 'LOC'", "did you mean 'CPU'?"),
+    ("Task * gpu;", "E107", 1, 8, "unknown processor kind 'gpu'", "did you mean 'GPU'?"),
+    ("Task * UTIL;", "E107", 1, 8, "unknown processor kind 'UTIL'", "Legion's UTIL_PROC processors do the "
+     "runtime's own work"),
+    # a word like no kind: the kinds, with Legion's names
+    ("Task * XYZ;", "E107", 1, 8, "unknown processor kind 'XYZ'",
+     "the DSL's processor kinds: CPU (Legion's LOC_PROC), GPU (TOC_PROC), OMP (OMP_PROC), IO (IO_PROC), PY (PY_PROC)"),
+    ("Region * * GPU DRAM;", "E107", 1, 16, "unknown memory kind 'DRAM'", "the DSL's memory kinds: SYSMEM (Legion's "
+     "SYSTEM_MEM), FBMEM (GPU_FB_MEM)"),
     ("Region * * GUP FBMEM;", "E107", 1, 12, "unknown processor kind 'GUP'", "did you mean 'GPU'?"),
     # A memory kind's near-miss is one the statement's processor kind sees (FBMEM is a GPU's only), and one that only
     # the run's flags create says so.
@@ -453,7 +469,9 @@ def test_syntax_error_rendering_and_attributes():
     assert str(err) == (
         "policy.map:2:12: error[E107]: unknown processor kind 'PROC'; expected one of CPU, GPU, OMP, IO, PY\n"
         "  2 | Task * GPU,PROC;\n"
-        "    |            ^"
+        "    |            ^\n"
+        "  hint: the DSL's processor kinds: CPU (Legion's LOC_PROC), GPU (TOC_PROC), OMP (OMP_PROC), IO (IO_PROC), "
+        "PY (PY_PROC)"
     )
 
 
@@ -521,3 +539,16 @@ def test_deleting_any_one_closing_brace_of_a_mapper_names_the_function_left_open
         assert f"function '{func.name}' (its '{{' at line {func.brace_line}," in message and "is not closed" in message, \
             (func.name, str(err))
         assert f"line {func.ret.loc.end_line or func.ret.loc.line}" in err.diagnostic.hints[0], (func.name, str(err))
+
+
+@pytest.mark.parametrize("src", ["Task stencil,increment LOC;", "Task stencil,increment PROC;",
+                                 "Task stencil,increment CPU_PROC;"])
+def test_a_kind_like_word_after_a_task_list_is_not_taken_for_a_name_with_a_space(src):
+    """`Task stencil,increment LOC;` was told to quote "increment LOC", as if the task had that name: an uppercase
+    word where the kind goes is a kind meant, and gets the kinds (or the one meant), not the string hint."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    hints = info.value.diagnostic.hints
+    assert info.value.code == "E107" and hints, str(info.value)
+    assert not any("written as a string" in h for h in hints), hints
+    assert "CPU" in hints[0], hints
