@@ -1271,7 +1271,11 @@ class _Checker:
                     # a ping-pong partner's name discovery never saw comes first: the name of another argument
                     # of the task (the one a later launch writes, say) would be the wrong fix
                     partners = sorted(self._partner_names(scope)) if app.discovered_as else []
-                    close = closest(region.name, partners) or closest(region.name, sorted(chains))
+                    # then the arguments' own (nearest) names, which explain shows, before a parent's name that
+                    # also selects other arguments (`pxm` is `pxm_in`, not its parent `xm`)
+                    own = sorted({r.name for t in scope for r in t.regions if r.name})
+                    close = (closest(region.name, partners) or closest(region.name, own)
+                             or extended(region.name, own) or closest(region.name, sorted(chains)))
                     point = self._other_point_subregion(region.name, scope)
                     if point is not None:  # another point's subregion, which the run matches at that point
                         t, above, kind, seen = point

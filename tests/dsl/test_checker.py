@@ -330,6 +330,21 @@ def test_e203_unknown_region(circuit):
     assert diags("Region update_voltages all_nodes GPU ZCMEM; CollectMemory * all_wires;", circuit) == []
 
 
+def test_e203_suggests_a_name_explain_shows_before_a_parent_region_s(stencil):
+    """`pxm` was told "did you mean 'xm'?", the parent region's name, which `explain` never shows (it names each
+    argument by its nearest name, `pxm_in`): a suggestion is first sought among the arguments' own names, and a name
+    that begins one of them is taken for it."""
+    assert only("Region stencil pxm CPU SYSMEM;", "E203", stencil).hints == ("did you mean 'pxm_in'?",)
+    assert only("Region increment pxm CPU SYSMEM;", "E203", stencil).hints == ("did you mean 'pxm_out'?",)
+    assert only("Region stencil pym_i CPU SYSMEM;", "E203", stencil).hints == ("did you mean 'pym_in'?",)
+    seen = {r.name for t in stencil.tasks for r in t.regions}
+    for name in ("pxm", "pxp", "pym", "pyp", "px_in", "pxmin"):
+        for task in ("stencil", "increment", "*"):
+            (hint,) = only(f"Region {task} {name} CPU SYSMEM;", "E203", stencil).hints
+            if hint.startswith("did you mean"):  # else the task's region names are listed
+                assert hint.removeprefix("did you mean '").removesuffix("'?") in seen, (name, task, hint)
+
+
 def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_them(circuit):
     """A statement maps a whole region argument, all its fields: a field name selects nothing, and the hint says
     which arguments hold that field and gives the statement that selects one by name or index."""
