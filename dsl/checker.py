@@ -244,6 +244,43 @@ def _dims_hint(m: str, n: int, coords: list[str], task: str | None) -> str:
     return f"combine coordinates: {m}[{', '.join(f'{c} % {m}.size[{d}]' for d, c in enumerate(merged))}]"
 
 
+_ONE_NAME = "a name is either a variable or a function: rename one of them (and where it is read or called)"
+_UNPACK_HINT = "'*' spreads a tuple's elements, as in (*t, 1): write an int without it"
+_ZERO_HINT = "the divisor is 0 here: divide by a value that cannot be 0 (e.g. a machine model's size, m.size[0])"
+
+
+def _operator_hint(op: str, names: tuple[str, str]) -> str:
+    """E206's hint for a binary operator applied to values it does not take: what it applies to."""
+    if op in ("&&", "||"):
+        return f"'{op}' joins two bools, such as comparisons: a > 0 {op} b > 0"
+    if op in ("==", "!="):
+        return f"'{op}' compares two values of one type (int, bool or tuple)"
+    if op in ("<", "<=", ">", ">="):
+        return f"'{op}' compares two ints"
+    said = f"'{op}' applies to ints, and element-wise to tuples of ints"
+    if "MSpace" in names:
+        return (f"{said}; a machine model is reshaped with its methods (m.split, m.merge, ...), its extents are "
+                "m.size")
+    return said
+
+
+def _top_level_hint(s, kind: str) -> str:
+    """E202's fix for statement `s` naming the top-level task (which runs on `kind`): what reaches it instead."""
+    func = s.func.name if isinstance(s, (A.SingleTaskMapStmt, A.IndexTaskMapStmt)) else "f"
+    single = f"`SingleTaskMap {kind} {func};` maps it with the tasks launched one at a time on {kind}s"
+    if isinstance(s, A.SingleTaskMapStmt) and len(s.tasks.names) == 1:
+        return single
+    what = "remove it from the task list" if len(s.tasks.names) > 1 else "remove the statement"
+    if isinstance(s, (A.SingleTaskMapStmt, A.IndexTaskMapStmt)):
+        return f"{what}: {single}"
+    if isinstance(s, A.TaskStmt):
+        return f"{what}: `Task * {','.join(k.name for k in s.kinds)};` chooses its kind with every other task's"
+    if isinstance(s, A.InstanceLimitStmt):
+        return f"{what}: the top-level task runs once, so no limit applies to it"
+    star = format_statement(dataclasses.replace(s, tasks=A.TaskSel(None)))
+    return f"{what}: `{star}` applies to it with every other task"
+
+
 class _Checker:
     def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None,
                  stream: TextIO | None = None):
@@ -480,12 +517,13 @@ class _Checker:
         for s in self.program.statements:
             if isinstance(s, A.FuncDef):
                 if s.name in first_def:
-                    self.add("E210", f"function '{s.name}' is defined twice", s.loc, (),
-                             (f"first definition at {first_def[s.name].loc}",))
+                    self.add("E210", f"function '{s.name}' is defined twice", s.loc,
+                             ("a function is defined once: remove one definition, or rename one (and the statements "
+                              "and calls that mean it)",), (f"first definition at {first_def[s.name].loc}",))
                 else:
                     first_def[s.name] = s
                 if s.name in self.global_names:
-                    self.add("E211", f"'{s.name}' is both a variable and a function", s.loc)
+                    self.add("E211", f"'{s.name}' is both a variable and a function", s.loc, (_ONE_NAME,))
                 self._scope_function(s)
                 funcs_so_far.add(s.name)
             elif isinstance(s, A.Assign):
@@ -552,7 +590,8 @@ class _Checker:
         params: set[str] = set()
         for p in f.params:
             if p.name in params:
-                self.add("E211", f"parameter '{p.name}' of '{f.name}' is declared twice", p.loc)
+                self.add("E211", f"parameter '{p.name}' of '{f.name}' is declared twice", p.loc,
+                         ("rename one of the two parameters (and where the body reads it)",))
             params.add(p.name)
         visible = params | self.global_names
         funcs = set(self.functions)
@@ -568,7 +607,7 @@ class _Checker:
                     self.add("W307", f"local variable '{s.name}' shadows the global variable '{s.name}'", s.loc,
                              ("the global keeps its value; rename the local to avoid confusion",))
                 if s.name in self.functions:
-                    self.add("E211", f"'{s.name}' is both a variable and a function", s.loc)
+                    self.add("E211", f"'{s.name}' is both a variable and a function", s.loc, (_ONE_NAME,))
                 local.add(s.name)
                 visible = visible | {s.name}
         self._function = None
@@ -650,7 +689,10 @@ class _Checker:
         holes = s.fmt.count("{}")
         if holes != len(s.args):
             self.add("E216", f"print has {_plural(holes, 'placeholder')} '{{}}' but {_plural(len(s.args), 'argument')}",
-                     s.loc)
+                     s.loc, (f"give one argument after the string for each '{{}}' in it: "
+                             f"{'add' if holes > len(s.args) else 'remove'} {abs(holes - len(s.args))} "
+                             f"argument{'s' if abs(holes - len(s.args)) > 1 else ''}, or "
+                             f"{'remove' if holes > len(s.args) else 'add'} as many '{{}}'",))
         for a in s.args:
             self._infer(a, env, top_level)
 
@@ -728,7 +770,8 @@ class _Checker:
                     if isinstance(item, A.Unpack):
                         t = self._infer(item.value, env, top_level)
                         if t.name not in (None, "tuple"):
-                            self.add("E218", f"'*' unpacks a tuple, not {article(t.name)}", item.loc)
+                            self.add("E218", f"'*' unpacks a tuple, not {article(t.name)}", item.loc,
+                                     (_UNPACK_HINT,))
                         n = None if n is None or t.n is None or t.name != "tuple" else n + t.n
                     else:
                         t = self._infer(item, env, top_level)
@@ -806,12 +849,12 @@ class _Checker:
         bad = lambda: self._type_error(  # noqa: E731
             f"operator '{op}' cannot be applied to {a.name} and {b.name}", e.loc,
             "chained comparisons are not allowed: write a < b && b < c" if op in "<<=>>=" and "bool" in
-            (a.name, b.name) else None)
+            (a.name, b.name) else _operator_hint(op, (a.name, b.name)))
         if None in (a.name, b.name):
             if op in ("&&", "||", "==", "!=", "<", "<=", ">", ">="):
                 return T("bool")
             if op in "/%" and b.const == 0 and b.name == "int":
-                self.add("E219", f"{'division' if op == '/' else 'remainder'} by zero", e.loc)
+                self.add("E219", f"{'division' if op == '/' else 'remainder'} by zero", e.loc, (_ZERO_HINT,))
             return T(a.name or b.name) if (a.name or b.name) == "tuple" else UNKNOWN
         if op in ("&&", "||"):
             return T("bool") if a.name == b.name == "bool" else bad()
@@ -822,7 +865,7 @@ class _Checker:
         if a.name not in ("int", "tuple") or b.name not in ("int", "tuple"):
             return bad()
         if op in "/%" and b.name == "int" and b.const == 0:
-            self.add("E219", f"{'division' if op == '/' else 'remainder'} by zero", e.loc)
+            self.add("E219", f"{'division' if op == '/' else 'remainder'} by zero", e.loc, (_ZERO_HINT,))
             return T(a.name, n=a.n)
         if a.name == b.name == "tuple":
             if a.n is not None and b.n is not None and a.n != b.n:
@@ -928,12 +971,14 @@ class _Checker:
             if isinstance(item, A.Wildcard):
                 wildcard = True
                 if t.name not in (None, "MSpace"):
-                    self.add("E218", "a lone '*' is only allowed in a machine index", item.loc)
+                    self.add("E218", "a lone '*' is only allowed in a machine index", item.loc,
+                             ("a lone '*' stands for every index of a machine model's dimension, as in m[*, 0]; "
+                              "elsewhere write the indices",))
                 count = None if count is None else count + 1
             elif isinstance(item, A.Unpack):
                 u = self._infer(item.value, env, top_level)
                 if u.name not in (None, "tuple"):
-                    self.add("E218", f"'*' unpacks a tuple, not {article(u.name)}", item.loc)
+                    self.add("E218", f"'*' unpacks a tuple, not {article(u.name)}", item.loc, (_UNPACK_HINT,))
                 count = None if count is None or u.n is None else count + u.n
             else:
                 it = self._infer(item, env, top_level)
@@ -1009,7 +1054,10 @@ class _Checker:
                 what = "InstanceLimit" if isinstance(s, A.InstanceLimitStmt) else "ControlReplicate"
                 self.add("E220", f"'*' is not allowed as the task of {what}", s.tasks.loc, ("list the task names",))
             if isinstance(s, A.InstanceLimitStmt) and s.count < 1:
-                self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.count_loc)
+                self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.count_loc,
+                         ("give a count of 1 or more (the most instances of the task mapped and unfinished per "
+                          f"processor), e.g. `{format_statement(dataclasses.replace(s, count=1))}`, or remove the "
+                          "statement to leave them unlimited",))
             if isinstance(s, A.TunableStmt):
                 self._tunable(s)
             for k in _kinds_of(s):
@@ -1227,9 +1275,7 @@ class _Checker:
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
                     self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it "
                                      "only in ControlReplicate; the others reach it through `*` or a kind selector",
-                             ident.loc,
-                             ((f"`SingleTaskMap {kind} f;` maps it with the tasks launched one at a time on "
-                               f"{kind}s") if isinstance(s, A.SingleTaskMapStmt) else None,))
+                             ident.loc, (_top_level_hint(s, kind),))
                     continue
                 if info is None:
                     close = closest(ident.name, known)

@@ -1196,8 +1196,10 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
 
     if at_eof:
         line, col = (prev.end_line, prev.end_column) if prev is not None else (1, 1)
+        ended = _ended_hint(text, tokens) if semicolon_ok else None
         return error("E105", f"unexpected end of input; expected {describe_expected(accepts)}", line, col, None,
-                     (slash_hint,), expected, (slash_note,))
+                     (slash_hint, ended or "the file ends inside a statement: complete it, or remove it"), expected,
+                     (slash_note,))
 
     tok_text = str(token)
     line, col = token.line, token.column

@@ -643,6 +643,8 @@ def test_e214_contradictions(constraints, message):
 def test_e215_e216_e217_e218_e219_e220(m14):
     d = only("InstanceLimit t 0;", "E215")
     assert d.message == "InstanceLimit count 0 must be at least 1" and at(d) == (1, 17)  # at the count, not the keyword
+    assert d.hints == ("give a count of 1 or more (the most instances of the task mapped and unfinished per "
+                       "processor), e.g. `InstanceLimit t 1;`, or remove the statement to leave them unlimited",)
     assert at(only("Layout * * * Align==0;", "E215")) == (1, 21)
 
     d = only('print("{} {}", 1);', "E216")
@@ -843,6 +845,8 @@ def test_a_diagnostic_about_the_whole_file_names_the_file_without_a_line(circuit
         "p.dsl:2:31: error[E215]: InstanceLimit count 0 must be at least 1\n"
         "  2 | InstanceLimit update_voltages 0;\n"
         "    |                               ^\n"
+        "  hint: give a count of 1 or more (the most instances of the task mapped and unfinished per processor), "
+        "e.g. `InstanceLimit update_voltages 1;`, or remove the statement to leave them unlimited\n"
         "p.dsl: note[W314]: static evaluation skipped because of the errors above: once they are fixed, check "
         "evaluates the load phase, every mapping function at every launch point and the instance each requirement "
         "gets (E205, E209, E217, E219, E222, E223)")
@@ -1494,9 +1498,20 @@ def test_e202_for_the_top_level_task_says_what_it_is(circuit, m24):
     d = only("Task main CPU;\n", "E202", circuit, m24)
     assert d.message == ("task 'main' is the top-level task: a statement names it only in ControlReplicate; the "
                          "others reach it through `*` or a kind selector")
-    assert d.hints == ()
+    # each statement gets the fix: what reaches the top-level task instead (it had no hint but SingleTaskMap's)
+    assert d.hints == ("remove the statement: `Task * CPU;` chooses its kind with every other task's",)
     d = only("m = Machine(CPU);\ndef f(Task t) { return m[0, 0]; }\nSingleTaskMap main f;\n", "E202", circuit, m24)
     assert d.hints == ("`SingleTaskMap CPU f;` maps it with the tasks launched one at a time on CPUs",)
+    d = only("m = Machine(CPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap main,calculate_new_currents f;\n",
+             "E202", circuit, m24)
+    assert d.hints == ("remove it from the task list: `SingleTaskMap CPU f;` maps it with the tasks launched one at "
+                       "a time on CPUs",)
+    for stmt in ("Region main * CPU SYSMEM;", "Layout main * * SOA;", "CollectMemory main *;",
+                 "InstanceLimit main 2;"):
+        (hint,) = only(stmt, "E202", circuit, m24).hints
+        assert hint.startswith("remove the statement"), (stmt, hint)
+    assert only("Region main,calculate_new_currents * CPU SYSMEM;", "E202", circuit, m24).hints[0].startswith(
+        "remove it from the task list")
 
 
 def test_e223_hints_do_not_break_another_requirement_the_check_knows():

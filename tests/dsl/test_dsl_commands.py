@@ -252,7 +252,9 @@ def test_check_and_compile_name_the_file_alone_for_a_diagnostic_about_the_whole_
     for command in ("check", "compile"):
         result = run(command, str(path), "--bench", "circuit", "--machine", "1x4")
         assert result.exit_code == 1
-        assert (f"    |{' ' * 31}^\n{path}: note[W314]: static evaluation skipped because of the errors above: once "
+        assert (f"    |{' ' * 31}^\n  hint: give a count of 1 or more (the most instances of the task mapped and "
+                "unfinished per processor), e.g. `InstanceLimit update_voltages 1;`, or remove the statement to leave "
+                f"them unlimited\n{path}: note[W314]: static evaluation skipped because of the errors above: once "
                 "they are fixed, check evaluates the load phase, every mapping function at every launch point and the "
                 "instance each requirement gets (E205, E209, E217, E219, E222, E223)\n\n"
                 f"{path}: 1 error(s), 0 warning(s), 1 note(s)\n") in result.output, result.output
