@@ -6,7 +6,8 @@ precedence needs them. The author's layout (from `Program.source`) is kept where
 function written on one line stays on one line, a statement (or function header) written over several lines keeps its
 line breaks and continuation indentation when its tokens are the canonical ones, but for parentheses dropped
 (otherwise it is joined into one line), and a trailing comment keeps its column where the code leaves two spaces
-before it, comments of consecutive lines aligned in one column staying aligned. Comments are kept: a comment on its own line stays before the statement
+before it, comments of consecutive lines aligned in one column staying aligned (of a statement split off a line
+that held another before it, the column is that line's: the comment goes two spaces after the code). Comments are kept: a comment on its own line stays before the statement
 that follows it, a comment at the end of a line stays at the end of that line (a comment on an earlier line of a
 statement joined into one line goes on its own line just before it), and one blank line is kept where the source had
 at least one. Every comment keeps its place: after the same statements and before the same statements, and at the
@@ -15,6 +16,7 @@ end of the same line or on its own line.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from mapperopt.dsl import ast as A
@@ -125,7 +127,13 @@ def _emit_sequence(rows: list[_Row], items: list, comments: list[A.Comment], dep
             rows.append((pad + c.text, None))
         if lead and start > lead[-1].loc.line + 1:
             rows.append(blank)
+        n = len(rows)
         _emit_statement(rows, item, depth, within, src)
+        if prev_end and start == prev_end:
+            # split off a line it shared with the statement (or function header) before it: the column of a comment
+            # on that line is the shared line's, so it goes two spaces after the code (`_render`, column 0)
+            rows[n:] = [(code, dataclasses.replace(c, loc=dataclasses.replace(c.loc, col=0)))
+                        if c is not None and c.loc.line == start else (code, c) for code, c in rows[n:]]
         prev_end = end or prev_end
     if tail and prev_end and tail[0].loc.line > prev_end + 1 and rows:
         rows.append(blank)

@@ -395,3 +395,28 @@ def test_no_lone_semicolon_line_where_dropped_parentheses_close():
     assert format_program(parse(out)) == out
     program = parse(src)
     assert parse(out) == program and comment_places(parse(out)) == comment_places(program)
+
+
+def test_the_comment_of_a_statement_split_off_a_shared_line_goes_two_spaces_after_it():
+    """Two statements on one line go on two lines; the second one's trailing comment kept its column on the shared
+    line (56 here), far to the right of the statement alone: it goes two spaces after the code, as where no column is
+    kept. Comments of lines not split keep theirs; the result is formatted (idempotent)."""
+    src = """Task   *   CPU ;  # trailing
+Region * *  CPU   SYSMEM;Layout * * CPU SOA   F_order; // two on one line
+Region * * GPU FBMEM;           # b
+def f(Task task) { x = 1;   # split from the header
+    return x;
+}
+"""
+    want = """Task * CPU;       # trailing
+Region * * CPU SYSMEM;
+Layout * * CPU SOA F_order;  // two on one line
+Region * * GPU FBMEM;           # b
+def f(Task task) {
+    x = 1;  # split from the header
+    return x;
+}
+"""
+    assert format_program(parse(src)) == want
+    assert format_program(parse(want)) == want
+    assert sorted(c.text for c in parse(want).comments) == sorted(c.text for c in parse(src).comments)
