@@ -776,25 +776,31 @@ class _Checker:
                     else:
                         t = self._infer(item, env, top_level)
                         if t.name not in (None, "int"):
-                            self._type_error(f"a tuple element must be an int, not {article(t.name)}", item.loc)
+                            self._type_error(f"a tuple element must be an int, not {article(t.name)}", item.loc,
+                                             "a tuple holds ints only, e.g. (task.ipoint[0], 0)")
                         n = None if n is None else n + 1
                 return T("tuple", n=n)
             case A.Comprehension():
                 it = self._infer(e.iterable, env, top_level)
                 if it.name not in (None, "tuple"):
-                    self._type_error(f"'for {e.var} in' needs a tuple, not {article(it.name)}", e.iterable.loc)
+                    self._type_error(f"'for {e.var} in' needs a tuple, not {article(it.name)}", e.iterable.loc,
+                                     f"iterate over a tuple, e.g. tuple({e.var} * 2 for {e.var} in task.ipoint)")
                 t = self._infer(e.expr, {**env, e.var: T("int")}, top_level)
                 if t.name not in (None, "int"):
-                    self._type_error(f"a tuple comprehension must produce ints, not {article(t.name)}", e.expr.loc)
+                    self._type_error(f"a tuple comprehension must produce ints, not {article(t.name)}", e.expr.loc,
+                                     f"the expression before 'for' gives each element, an int: "
+                                     f"tuple({e.var} % 2 for {e.var} in ...)")
                 return T("tuple", n=it.n if it.name == "tuple" else None)
             case A.Unary():
                 t = self._infer(e.operand, env, top_level)
                 if e.op == "!":
                     if t.name not in (None, "bool"):
-                        return self._type_error(f"operator '!' cannot be applied to {t.name}", e.loc)
+                        return self._type_error(f"operator '!' cannot be applied to {t.name}", e.loc,
+                                                "'!' negates a bool, such as a comparison: !(x > 0)")
                     return T("bool", const=None if t.const is None else not t.const)
                 if t.name not in (None, "int", "tuple"):
-                    return self._type_error(f"operator '-' cannot be applied to {t.name}", e.loc)
+                    return self._type_error(f"operator '-' cannot be applied to {t.name}", e.loc,
+                                            "'-' negates an int, or a tuple of ints element-wise")
                 if t.name == "int" and t.const is not None:
                     return T("int", const=-t.const)
                 return T(t.name, n=t.n) if t.name else UNKNOWN
@@ -803,7 +809,8 @@ class _Checker:
             case A.Ternary():
                 c = self._infer(e.cond, env, top_level)
                 if c.name not in (None, "bool"):
-                    self._type_error(f"the condition of '?' must be a bool, not {article(c.name)}", e.cond.loc)
+                    self._type_error(f"the condition of '?' must be a bool, not {article(c.name)}", e.cond.loc,
+                                     "write a comparison, e.g. x != 0 ? a : b")
                 a = self._infer(e.then, env, top_level)
                 b = self._infer(e.orelse, env, top_level)
                 if a.name != b.name or a.name is None:
@@ -821,9 +828,11 @@ class _Checker:
                     if b is not None:
                         bt = self._infer(b, env, top_level)
                         if bt.name not in (None, "int"):
-                            self._type_error(f"a slice bound must be an int, not {article(bt.name)}", b.loc)
+                            self._type_error(f"a slice bound must be an int, not {article(bt.name)}", b.loc,
+                                             "a slice's bounds are ints, e.g. t[1:3]")
                 if t.name not in (None, "tuple", "MSpace"):
-                    return self._type_error(f"{article(t.name)} cannot be sliced", e.loc)
+                    return self._type_error(f"{article(t.name)} cannot be sliced", e.loc,
+                                            "a tuple or a machine model is sliced, e.g. t[1:3]")
                 return T("tuple")
         raise TypeError(f"not an expression: {e!r}")
 
@@ -839,7 +848,9 @@ class _Checker:
         for p, a, node in zip(f.params, args, e.args):
             want = _PARAM_TYPE[p.type]
             if a.name is not None and a.name != want:
-                self._type_error(f"argument '{p.name}' of '{f.name}' must be {p.type}, not {article(a.name)}", node.loc)
+                sig = ", ".join(f"{q.type} {q.name}" for q in f.params)
+                self._type_error(f"argument '{p.name}' of '{f.name}' must be {p.type}, not {article(a.name)}", node.loc,
+                                 f"the signature is def {f.name}({sig})")
         return self._function_type(f)
 
     def _infer_binary(self, e: A.Binary, env, top_level) -> T:
@@ -869,7 +880,9 @@ class _Checker:
             return T(a.name, n=a.n)
         if a.name == b.name == "tuple":
             if a.n is not None and b.n is not None and a.n != b.n:
-                return self._type_error(f"operator '{op}' needs tuples of equal length, not {a.n} and {b.n}", e.loc)
+                return self._type_error(f"operator '{op}' needs tuples of equal length, not {a.n} and {b.n}", e.loc,
+                                        "slice the longer one to the other's length (t[0:2]), or build the tuple "
+                                        "wanted")
             return T("tuple", n=a.n if a.n is not None else b.n)
         if "tuple" in (a.name, b.name):
             return T("tuple", n=a.n if a.name == "tuple" else b.n, spread=(e, e.left if a.name == "tuple" else e.right))
@@ -902,7 +915,8 @@ class _Checker:
         if t.name == "Task" and name == "parent":
             return T("Task")
         if name in _MEMBERS.get(t.name, ()):
-            self.add("E207", f"'{name}' of {article(t.name)} is a method; call it with arguments", e.loc)
+            self.add("E207", f"'{name}' of {article(t.name)} is a method; call it with arguments", e.loc,
+                     (f"call it: {format_expr(e.obj)}.{name}(...)",))
             return UNKNOWN
         return self._member_error(t.name, name, e.loc)
 
@@ -926,7 +940,9 @@ class _Checker:
         for a, want, node in zip(args, sig, e.args):
             if a.name is not None and a.name != want:
                 self._type_error(f"argument of '{name}' must be {'a memory kind' if want == 'kind' else want}, "
-                                 f"not {article(a.name)}", node.loc)
+                                 f"not {article(a.name)}", node.loc,
+                                 f"give {'a memory kind' if want == 'kind' else article(want)} there"
+                                 f"{', e.g. SYSMEM' if want == 'kind' else ''}")
         if name == "has":
             return T("bool")
         if name == "processor":
@@ -939,7 +955,9 @@ class _Checker:
         name = e.name
 
         def bad(msg):
-            self.add("E217", f"invalid {name}: {msg}", e.loc)
+            self.add("E217", f"invalid {name}: {msg}", e.loc,
+                     (f"give {name} arguments that fit the model (its dimensions are numbered from 0; its extents "
+                      f"are {format_expr(e.obj)}.size)",))
             return UNKNOWN
 
         dims = [c for c in consts[: {"merge": 2, "swap": 2}.get(name, 1)]]
@@ -1022,10 +1040,12 @@ class _Checker:
             return T("processor set" if wildcard else "processor", kind=t.kind)
         if t.name == "tuple":
             if count is not None and count != 1:
-                return self._type_error(f"a tuple takes exactly one index, {count} given", e.loc)
+                return self._type_error(f"a tuple takes exactly one index, {count} given", e.loc,
+                                        "index a tuple once, t[0] (a machine model takes one index per dimension)")
             return T("int")
         if t.name is not None:
-            return self._type_error(f"{article(t.name)} cannot be indexed", e.loc)
+            return self._type_error(f"{article(t.name)} cannot be indexed", e.loc,
+                                    "index a tuple, t[0], or a machine model, m[0, 0]")
         return UNKNOWN
 
     # ------------------------------------------------------------------------------------------------ statements
@@ -1091,7 +1111,9 @@ class _Checker:
             return
         _, low, high = A.TUNABLE_TYPES[s.type]
         if not low <= s.value <= high:
-            self.add("E226", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.value_loc)
+            self.add("E226", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.value_loc,
+                     (f"give a value from {low} to {high}, or the type the application reads it as (int8 ... "
+                      "uint64)",))
 
     def _layout(self, s: A.LayoutStmt):
         groups = (("SOA", "AOS"), ("C_order", "F_order"), ("Align", "No_Align"))
@@ -1141,7 +1163,9 @@ class _Checker:
                 return
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):
-                self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc)
+                self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc,
+                                 "name a machine model there, e.g. m = Machine(GPU); "
+                                 f"IndexTaskMap {_tasks_text(s.tasks)} m {s.func.name};")
             # free names, the function's not one an earlier note proposes: following every note defines each once;
             # the parameter and the local neither shadow a global (W307) nor take a function's name (E211)
             taken = set(self.functions) | set(self.global_types) | self._proposed
@@ -1950,7 +1974,7 @@ class _Checker:
             self._runtime_diag(err, "at load", None)
             return
         except MapperoptError as err:
-            self.add("E206", err.message, self._whole_file())
+            self.add("E206", err.message, self._whole_file(), (err.hint,))
 
     def _placed_requirements(self, ev: Evaluator):
         """(task, the processor kind it runs on, requirement) for every requirement of a task whose kind evaluates on

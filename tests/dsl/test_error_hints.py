@@ -81,6 +81,37 @@ TRIGGERS = {
 }
 
 
+# More inputs for codes reported in several places (each place has its own hint).
+MORE = [
+    ("E206", "x = (1, True);\n", None, None),
+    ("E206", "x = tuple(y for y in 3);\n", None, None),
+    ("E206", "x = tuple(y > 0 for y in (1, 2));\n", None, None),
+    ("E206", "x = !3;\n", None, None),
+    ("E206", "x = -True;\n", None, None),
+    ("E206", "x = 3 ? 1 : 2;\n", None, None),
+    ("E206", "x = (1, 2)[True:2];\n", None, None),
+    ("E206", "x = 3[0:1];\n", None, None),
+    ("E206", "def g(int a) { return a; }\nx = g(True);\n", None, None),
+    ("E206", "x = (1, 2) + (1, 2, 3);\n", None, None),
+    ("E206", "x = (1, 2)[0, 1];\n", None, None),
+    ("E206", "x = 3[0];\n", None, None),
+    ("E206", "x = True && 1;\n", None, None),
+    ("E206", "x = True < 1;\n", None, None),
+    ("E206", "m = Machine(GPU);\nx = m.has(3);\n", None, None),
+    ("E206", "m = 3;\ndef f(IPoint p, ISpace s, MSpace n) { return n[0, 0]; }\nIndexTaskMap t m f;\n", None, None),
+    ("E207", "m = Machine(GPU);\nx = m.merge;\n", None, None),
+    ("E210", "def f(Task t) { return 1; }\ndef f(Task t) { return 2; }\n", None, None),
+    ("E211", "def f(Task t, int t) { return 1; }\n", None, None),
+    ("E211", "def f(Task t) { return 1; }\ndef g(Task t) { f = 2; return f; }\n", None, None),
+    ("E216", 'print("{}", 1, 2);\n', None, None),
+    ("E217", "m = Machine(GPU);\nx = m.merge(0, 0);\n", None, None),
+    ("E217", "m = Machine(GPU);\nx = m.split(0, 0);\n", None, None),
+    ("E218", "m = Machine(GPU);\nx = (1, 2)[*];\n", None, None),
+    ("E219", "x = 7 % 0;\n", None, None),
+    ("E226", "Tunable 7 = 300 int8;\n", None, None),
+]
+
+
 def test_every_documented_error_code_has_a_trigger_here():
     """A new code in the reference's tables needs an input here, so that its hint is checked too."""
     assert sorted(TRIGGERS) == _documented_codes()
@@ -91,9 +122,9 @@ def apps():
     return {name: load_app(name) for name in ("circuit", "stencil", "cannon")}
 
 
-@pytest.mark.parametrize("code", sorted(TRIGGERS))
-def test_each_error_code_comes_with_a_hint(code, apps, tmp_path):
-    source, app, machine = TRIGGERS[code]
+@pytest.mark.parametrize("code,source,app,machine", [(c, *TRIGGERS[c]) for c in sorted(TRIGGERS)] + MORE,
+                         ids=[*sorted(TRIGGERS), *(f"{c}:{s[:30]}" for c, s, *_ in MORE)])
+def test_each_error_code_comes_with_a_hint(code, source, app, machine, apps, tmp_path):
     if isinstance(source, bytes):
         path = tmp_path / "p.dsl"
         path.write_bytes(source)
