@@ -7,11 +7,11 @@ function written on one line stays on one line, a statement (or function header)
 line breaks and continuation indentation when its tokens are the canonical ones, but for parentheses dropped
 (otherwise it is joined into one line), and a trailing comment keeps its column where the code leaves two spaces
 before it, comments of consecutive lines aligned in one column staying aligned (of a statement split off a line
-that held another before it, the column is that line's: the comment goes two spaces after the code). Comments are kept: a comment on its own line stays before the statement
-that follows it, a comment at the end of a line stays at the end of that line (a comment on an earlier line of a
-statement joined into one line goes on its own line just before it), and one blank line is kept where the source had
-at least one. Every comment keeps its place: after the same statements and before the same statements, and at the
-end of the same line or on its own line.
+that held another before it, the column is that line's: the comment goes two spaces after the code). Comments are
+kept: a comment on its own line stays before the statement that follows it, a comment at the end of a line stays at
+the end of that line (a comment on an earlier line of a statement joined into one line goes on its own line just
+before it), and one blank line is kept where the source had at least one. Every comment keeps its place: after the
+same statements and before the same statements, and at the end of the same line or on its own line.
 """
 
 from __future__ import annotations

@@ -536,8 +536,8 @@ def test_deleting_any_one_closing_brace_of_a_mapper_names_the_function_left_open
         broken = "\n".join([*lines[:end[0] - 1], line[:end[1] - 1] + " " + line[end[1]:], *lines[end[0]:]])
         err = _unclosed(broken)
         message = err.diagnostic.message
-        assert f"function '{func.name}' (its '{{' at line {func.brace_line}," in message and "is not closed" in message, \
-            (func.name, str(err))
+        assert f"function '{func.name}' (its '{{' at line {func.brace_line}," in message, (func.name, str(err))
+        assert "is not closed" in message, (func.name, str(err))
         assert f"line {func.ret.loc.end_line or func.ret.loc.line}" in err.diagnostic.hints[0], (func.name, str(err))
 
 
