@@ -11,7 +11,7 @@ import random
 import shlex
 import shutil
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -611,12 +611,14 @@ def _set_up(store: TuneStore) -> bool:
 
 
 def _new_run(bench: str, opts: dict, request: dict,
-             announce: Callable[[str], AbstractContextManager] = lambda text: nullcontext()
+             announce: Callable[[str], AbstractContextManager] = lambda text: nullcontext(),
+             beat: Callable[[Path], AbstractContextManager] = lambda root: nullcontext()
              ) -> tuple[TuneStore, dict]:
     """Describes the application and the machine, builds and checks the start program, creates the tuning folder
     (locked), measures the baselines and fixes the calibrated iteration count. Returns the store and its settings.
     `announce(text)`: a context (a status line) around each of the two steps, so that the second, measuring, is
-    said only once the start program passed its check."""
+    said only once the start program passed its check. `beat(root)`: a context around the measurements in the
+    tuning folder `root` (compare's `Heartbeat`, so that a slow program's baselines are not minutes of silence)."""
     from mapperopt.benchmarks import describe_app, load_config, run_benchmark
     from mapperopt.benchmarks.apps import processor_counts
     from mapperopt.descriptions import MachineDescription
@@ -666,9 +668,11 @@ def _new_run(bench: str, opts: dict, request: dict,
     measuring = ("Measuring baselines..." if BASELINES[opts["baseline"]] else
                  "Calibrating the iteration count..." if not isinstance(bench, UserApp) else None)
     try:
-        with announce(measuring) if measuring else nullcontext():  # a user's program without baselines: nothing
+        # a user's program without baselines: nothing to announce
+        with announce(measuring) if measuring else nullcontext(), ExitStack() as measurements:
             store = TuneStore.create(opts["runs_dir"], bench, settings, root=root)
             evaluator = _evaluator(bench, store.settings)
+            measurements.enter_context(beat(store.root))
             if BASELINES[opts["baseline"]]:
                 baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator,
                                                                   store.root)
@@ -1063,7 +1067,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"Note: {note}.", markup=False)
     else:
         try:
-            store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))
+            from mapperopt.optimizer.compare import Heartbeat
+
+            store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text),
+                                       lambda root: Heartbeat(lambda line: console.print(line, markup=False), [root]))
         except KeyboardInterrupt:
             with interrupts.terminal_may_be_gone():
                 console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
