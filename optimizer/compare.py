@@ -82,7 +82,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           require_same_build, require_same_machine, require_start_file,
                                           tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
+from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -904,6 +904,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         say(notice)
     if on_folder:
         on_folder(folder)
+    # One tune or comparison of a user's program per runs folder at a time (`tune`'s lock): both would measure on
+    # the same cores. Taken before the folder is made: a refused command leaves nothing.
+    program = hold_program_folder(folder.parent, str(bench)) if opts.get("tune", True) and isinstance(
+        bench, UserApp) else None
     resumed = folder.exists()
     held: dict[str, int] | None = None
     made = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -912,6 +916,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     try:
         holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
     except MapperoptError as e:
+        if program is not None:
+            program.release()
         raise MapperoptError(e.message, hint="wait for it to finish or stop that process; `--new` starts a separate "
                                              "comparison") from None
     try:
@@ -1105,6 +1111,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         return summary
     finally:
         holder.unlock()
+        if program is not None:
+            program.release()
 
 
 def _first_result(folder: Path, reference: str) -> list[dict]:
