@@ -757,14 +757,12 @@ def hold_program_folder(folder: Path, program: str) -> Any:
 
 
 def program_locks() -> Path:
-    """The folder of the per-program locks (`hold_program_folder`), created if needed: per user and host, the same
-    whatever the build cache, $XDG_RUNTIME_DIR/mapperopt/tuning where that is set, else <temporary
-    folder>/mapperopt-<uid>/tuning."""
+    """The folder of the per-program locks (`hold_program_folder`), created if needed: <temporary folder>/mapperopt-
+    <uid>/tuning, per user and host, the same whatever the build cache (and whatever the session: a login shell and
+    a batch job of one user get the same one, where $XDG_RUNTIME_DIR is set in one only)."""
     import tempfile
 
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "mapperopt" if runtime and Path(runtime).is_dir() else \
-        Path(tempfile.gettempdir()) / f"mapperopt-{os.getuid()}"
+    base = Path(tempfile.gettempdir()) / f"mapperopt-{os.getuid()}"
     locks = base / "tuning"
     try:
         locks.mkdir(parents=True, exist_ok=True)
