@@ -342,12 +342,14 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
 
 def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(tmp_path, pieces_exe, timed_exe,
                                                                                 capsys):
-    """`--app` naming a wrapper script: the folder records the script's bytes, so a rebuild of the program it runs
-    goes unseen. The resumed tune says so, and a candidate's run that maps no task of a name the description has
-    (R453, in the run's stderr only) is said to mean a stale description; it continued silently, mixing builds."""
-    prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
+    """`--app` naming a wrapper script whose program mapperopt cannot find in it (its path put together from
+    parts): the folder records the script's bytes, so a rebuild of the program it runs goes unseen. The tune says so,
+    at its start and when resumed, and a candidate's run that maps no task of a name the description has (R453, in
+    the run's stderr only) is said to mean a stale description; it continued silently, mixing builds."""
+    prog, wrapper = tmp_path / "bin" / "prog", tmp_path / "wrap.sh"
+    prog.parent.mkdir()
     shutil.copy2(pieces_exe, prog)
-    wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
+    wrapper.write_text('#!/bin/sh\nexec "$(dirname "$0")/bin/""prog" "$@"\n')
     wrapper.chmod(0o755)
     (tmp_path / "start.dsl").write_text("Task fill CPU;\n")
     runs = tmp_path / "runs"
@@ -355,19 +357,23 @@ def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(
                  "--runs-dir", str(runs)]) == 0
     (root,) = runs.glob("*/tune-*")
     out = flat(capsys.readouterr().out)
-    assert "script" not in out and "stale" not in out, out
+    said = (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
+            "program it runs is not noticed (mapperopt checks the programs a script names by an absolute path or "
+            "one relative to the script's folder, and this one names none; give --new after a rebuild).")
+    assert said in out and "stale" not in out, out
     shutil.copy2(timed_exe, prog)  # the "rebuild": its tasks are top and work; fill is gone
     assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
     out = flat(capsys.readouterr().out)
-    assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
-            "program it runs is not noticed") in out, out
+    assert said in out, out
     assert ("no task named 'fill' was mapped, a task that the program's description (its discovery) has: the "
             "program changed since it was discovered") in out, out
 
 
-def test_a_resumed_comparison_of_a_wrapper_script_says_a_rebuild_goes_unnoticed(tmp_path, pieces_exe, capsys):
-    """`compare --app ./wrap.sh --resume DIR`, as tune's: the folder records the script's bytes, so a rebuild of the
-    program it runs goes unseen, and the resumed comparison says so (it mixed builds silently)."""
+def test_a_comparison_of_a_wrapper_script_is_not_continued_after_a_rebuild_of_its_program(tmp_path, pieces_exe,
+                                                                                          timed_exe, capsys):
+    """`compare --app ./wrap.sh --resume DIR`: the folder recorded only the script's bytes, so a rebuild of the
+    program it runs went unseen and the comparison mixed builds. It records the program the script names too, and
+    stops before measuring, naming it."""
     prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
     shutil.copy2(pieces_exe, prog)
     wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
@@ -379,11 +385,13 @@ def test_a_resumed_comparison_of_a_wrapper_script_says_a_rebuild_goes_unnoticed(
     assert main(compare) == 0
     (folder,) = runs.glob("*/compare-*")
     assert "names a script" not in flat(capsys.readouterr().out)
+    shutil.copy2(timed_exe, prog)  # the rebuild
+    before = contents(folder)
     assert main(["compare", "--app", str(wrapper), "--resume", str(folder), "--iters", "2", "--final-rounds",
-                 "1"]) == 0
-    out = flat(capsys.readouterr().out)
-    assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
-            "program it runs is not noticed (give --new after one).") in out, out
+                 "1"]) == 1
+    err = flat(capsys.readouterr().err)
+    assert f"{folder} was made with another build of {prog}: its contents changed since" in err, err
+    assert contents(folder) == before
 
 
 
