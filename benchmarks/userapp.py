@@ -737,15 +737,22 @@ def is_script(exe: Path) -> bool:
         return False
 
 
-def unseen_rebuild_note(app) -> str | None:
-    """What a tune or comparison of `app` (`--app ./wrap.sh`) is told when `app` is a script that names no program
-    mapperopt can check (`wrapped_programs`): the folder records only the script's bytes, so a rebuild of the
-    program it runs goes unseen; None for a program, a benchmark or a script whose programs are checked."""
-    if not isinstance(app, UserApp) or not is_script(app.exe) or wrapped_programs(app):
+def unseen_rebuild_note(app, settings: dict | None = None) -> str | None:
+    """What a tune or comparison of `app` (`--app ./wrap.sh`) is told when `app` is a script whose programs go
+    unchecked: it names none that mapperopt finds (`wrapped_programs`), or the folder being continued (its
+    `settings`) was made before they were recorded (no `wrapped_sha256`). The folder then compares only the
+    script's bytes, so a rebuild of the program it runs goes unseen. None for a program, a benchmark or a script
+    whose programs are checked."""
+    if not isinstance(app, UserApp) or not is_script(app.exe):
         return None
-    return (f"--app names a script, {app.exe}: the folder compares only its bytes, so a rebuild of the program it "
-            "runs is not noticed (mapperopt checks the programs a script names by an absolute path or one relative "
-            "to the script's folder, and this one names none; give --new after a rebuild)")
+    said = f"--app names a script, {app.exe}: the folder compares only its bytes, so a rebuild of the program it runs"
+    if not wrapped_programs(app):
+        return (f"{said} is not noticed (mapperopt checks the programs a script names by an absolute path or one "
+                "relative to the script's folder, and this one names none; give --new after a rebuild)")
+    if settings is not None and settings.get("executable_sha256") and not settings.get("wrapped_sha256"):
+        return (f"{said} is not noticed (the folder was made before mapperopt recorded the programs a script runs; "
+                "give --new to record them)")
+    return None
 
 
 def app_from_identity(recorded: dict) -> UserApp:

@@ -1066,7 +1066,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done "
                       f"({how}).", markup=False)
-        if note := unseen_rebuild_note(bench):
+        if note := unseen_rebuild_note(bench, settings):
             console.print(f"Note: {note}.", markup=False)
         if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
                                               if root != found and _searched(recorded) == _searched(request)]):

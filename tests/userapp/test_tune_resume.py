@@ -369,6 +369,31 @@ def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(
             "program changed since it was discovered") in out, out
 
 
+def test_a_tune_of_a_wrapper_script_made_before_its_programs_were_recorded_says_a_rebuild_goes_unnoticed(
+        tmp_path, pieces_exe, capsys):
+    """A tuning folder made before the programs a script runs were recorded (no `wrapped_sha256`) checks only the
+    script's bytes: continued, it says so, though the script names its program (the note was left out for any
+    script that names one)."""
+    prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
+    shutil.copy2(pieces_exe, prog)
+    wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "start.dsl").write_text("Task fill CPU;\n")
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", str(wrapper), "--iters", "1", "--start", str(tmp_path / "start.dsl"), *QUICK,
+                 "--runs-dir", str(runs)]) == 0
+    (root,) = runs.glob("*/tune-*")
+    assert "script" not in flat(capsys.readouterr().out)
+    settings = json.loads((root / "settings.json").read_text())
+    assert list(settings.pop("wrapped_sha256")) == [str(prog)]
+    (root / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")  # as an older mapperopt wrote it
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    out = flat(capsys.readouterr().out)
+    assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
+            "program it runs is not noticed (the folder was made before mapperopt recorded the programs a script "
+            "runs; give --new to record them).") in out, out
+
+
 def test_a_comparison_of_a_wrapper_script_is_not_continued_after_a_rebuild_of_its_program(tmp_path, pieces_exe,
                                                                                           timed_exe, capsys):
     """`compare --app ./wrap.sh --resume DIR`: the folder recorded only the script's bytes, so a rebuild of the
