@@ -677,7 +677,8 @@ def wrapped_programs(app: UserApp) -> list[Path]:
     an absolute path or by one relative to the script's own folder (`exec "$(dirname "$0")/build/app"`): every
     word of its text after the `#!` line that names such a file, read as it is and from each of its slashes on
     (`$DIR/build/app`: `/build/app`, then `build/app` in the script's folder). A rebuild replaces them while the
-    script's bytes stay the same. None for a program (not a script) or a script that names none; programs found
+    script's bytes stay the same. Each as the script names it (a symbolic link that a build points elsewhere is
+    read where it points then). [] for a program (not a script) or a script that names none; programs found
     through PATH or a variable set outside the script are not seen."""
     if not is_script(app.exe):
         return []
@@ -695,10 +696,10 @@ def wrapped_programs(app: UserApp) -> list[Path]:
                     if path.is_file() and path.resolve() != app.exe.resolve():
                         with open(path, "rb") as f:
                             if f.read(4) == b"\x7fELF":
-                                found.setdefault(str(path.resolve()), path.resolve())
+                                found.setdefault(path.resolve(), Path(os.path.normpath(path)))
                 except OSError:
                     continue
-    return sorted(found.values())
+    return sorted(set(found.values()))
 
 
 def build_record(app: UserApp) -> dict:
