@@ -657,11 +657,76 @@ def own_mapper(run_dirs) -> str | None:
 
 def executable_digest(app: UserApp) -> str:
     """The SHA-256 (hex) of `app`'s executable's contents: another build of the same program has another one."""
+    return file_digest(app.exe)
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 (hex) of the file `path`'s contents."""
     h = hashlib.sha256()
-    with open(app.exe, "rb") as f:
+    with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+_PATH_WORD = re.compile(r"[\w.+~/-]+")
+
+
+def wrapped_programs(app: UserApp) -> list[Path]:
+    """The programs (ELF executables and shared objects) that `app`'s executable, a script (`is_script`), names by
+    an absolute path or by one relative to the script's own folder (`exec "$(dirname "$0")/build/app"`): every
+    word of its text after the `#!` line that names such a file, read as it is and from each of its slashes on
+    (`$DIR/build/app`: `/build/app`, then `build/app` in the script's folder). A rebuild replaces them while the
+    script's bytes stay the same. Each as the script names it (a symbolic link that a build points elsewhere is
+    read where it points then). [] for a program (not a script) or a script that names none; programs found
+    through PATH or a variable set outside the script are not seen."""
+    if not is_script(app.exe):
+        return []
+    try:
+        with open(app.exe, "rb") as f:
+            text = f.read(1 << 16).decode(errors="replace")
+    except OSError:
+        return []
+    folder, found = app.exe.resolve().parent, {}
+    for word in _PATH_WORD.findall(text.partition("\n")[2]):
+        tails = [word] + [word[i:] for i, c in enumerate(word) if c == "/" and i]
+        for tail in tails:
+            for path in ([Path(tail)] if tail.startswith("/") else []) + [folder / tail.lstrip("/")]:
+                try:
+                    if path.is_file() and path.resolve() != app.exe.resolve():
+                        with open(path, "rb") as f:
+                            if f.read(4) == b"\x7fELF":
+                                found.setdefault(path.resolve(), Path(os.path.normpath(path)))
+                except OSError:
+                    continue
+    return sorted(set(found.values()))
+
+
+def build_record(app: UserApp) -> dict:
+    """What a tuning or comparison folder records of `app`'s build, to notice a rebuild (`build_change`): its
+    executable's SHA-256 and, for a script, those of the programs it runs (`wrapped_programs`)."""
+    record: dict = {"executable_sha256": executable_digest(app)}
+    if wrapped := wrapped_programs(app):
+        record["wrapped_sha256"] = {str(p): file_digest(p) for p in wrapped}
+    return record
+
+
+def build_change(app: UserApp, settings: dict) -> tuple[Path, str, str | None] | None:
+    """The first file of `app`'s build whose contents differ from what the folder's `settings` recorded
+    (`build_record`): (the file, its SHA-256 recorded, its SHA-256 now or None where it cannot be read); None where
+    none differs or the folder recorded none (made before the contents were recorded)."""
+    recorded = [(app.exe, settings.get("executable_sha256"))] + [
+        (Path(p), d) for p, d in (settings.get("wrapped_sha256") or {}).items()]
+    for path, digest in recorded:
+        if digest is None:
+            continue
+        try:
+            now = file_digest(path)
+        except OSError:
+            now = None
+        if now != digest:
+            return path, digest, now
+    return None
 
 
 def is_script(exe: Path) -> bool:
@@ -673,14 +738,22 @@ def is_script(exe: Path) -> bool:
         return False
 
 
-def unseen_rebuild_note(app) -> str | None:
-    """What a resumed tuning or comparison folder of `app` (`--app ./wrap.sh`) is told when `app` is a script: the
-    folder records only the script's bytes (`executable_digest`), so a rebuild of the program it runs goes unseen;
-    None for a program or a benchmark."""
+def unseen_rebuild_note(app, settings: dict | None = None) -> str | None:
+    """What a tune or comparison of `app` (`--app ./wrap.sh`) is told when `app` is a script whose programs go
+    unchecked: it names none that mapperopt finds (`wrapped_programs`), or the folder being continued (its
+    `settings`) was made before they were recorded (no `wrapped_sha256`). The folder then compares only the
+    script's bytes, so a rebuild of the program it runs goes unseen. None for a program, a benchmark or a script
+    whose programs are checked."""
     if not isinstance(app, UserApp) or not is_script(app.exe):
         return None
-    return (f"--app names a script, {app.exe}: the folder compares only its bytes, so a rebuild of the program it "
-            "runs is not noticed (give --new after one)")
+    said = f"--app names a script, {app.exe}: the folder compares only its bytes, so a rebuild of the program it runs"
+    if not wrapped_programs(app):
+        return (f"{said} is not noticed (mapperopt checks the programs a script names by an absolute path or one "
+                "relative to the script's folder, and this one names none; give --new after a rebuild)")
+    if settings is not None and settings.get("executable_sha256") and not settings.get("wrapped_sha256"):
+        return (f"{said} is not noticed (the folder was made before mapperopt recorded the programs a script runs; "
+                "give --new to record them)")
+    return None
 
 
 def app_from_identity(recorded: dict) -> UserApp:

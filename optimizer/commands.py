@@ -11,7 +11,7 @@ import random
 import shlex
 import shutil
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -387,7 +387,8 @@ def require_known_size(path: Path, size: Any, bench: Any, hint: str) -> None:
 
 def require_same_build(root: Path, settings: dict, bench: Any, new: str | None = None) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) of a user's program whose
-    executable's contents changed since the folder recorded them (a rebuild): its iterations, baselines and cached
+    executable's contents (or those of a program its script runs, `build_record`) changed since the folder recorded
+    them (a rebuild): its iterations, baselines and cached
     results were measured with the old build, and they would be mixed with the new one's. Folders made before the
     contents were recorded are not checked. `new`: the command that measures in a folder of its own (for `--resume
     DIR`, which ignores --new); None: this command with --new.
@@ -395,58 +396,68 @@ def require_same_build(root: Path, settings: dict, bench: Any, new: str | None =
     Raises:
         MapperoptError: both digests, and that --new tunes the new build in a folder of its own.
     """
-    from mapperopt.benchmarks.userapp import UserApp, executable_digest
+    from mapperopt.benchmarks.userapp import UserApp, build_change
 
-    recorded = settings.get("executable_sha256")
-    if not isinstance(bench, UserApp) or recorded is None:
+    if not isinstance(bench, UserApp) or (change := build_change(bench, settings)) is None:
         return
-    now = executable_digest(bench)
+    path, recorded, now = change
     afresh = f"start a new run: `{new}`" if new else "give the command --new"
-    if now != recorded:
-        raise MapperoptError(f"{root} was made with another build of {bench.exe}: the executable's contents changed "
-                             f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its "
-                             "measurements would be mixed with the new build's",
-                             hint=f"to measure the new build, {afresh} (a folder of its own; this one stays as it "
-                                  "is); to continue this folder, restore the executable it was made with")
+    now_text = "no file now" if now is None else f"{now[:12]}... now"
+    raise MapperoptError(f"{root} was made with another build of {path}: its contents changed since (SHA-256 "
+                         f"{recorded[:12]}... in the folder, {now_text}), and its measurements would be mixed with "
+                         "the new build's",
+                         hint=f"to measure the new build, {afresh} (a folder of its own; this one stays as it "
+                              "is); to continue this folder, restore the executable it was made with")
 
 
-def _digest_now(bench: Any) -> str | None:
-    """The SHA-256 of a user's program's executable now (`executable_digest`), None where it cannot be read (a
-    build that removed it)."""
-    from mapperopt.benchmarks.userapp import executable_digest
+class BuildChanged(MapperoptError):
+    """A user's program's build changed while a tune or comparison ran (`changed_build`): `path`, the file that
+    changed; `digests`, its SHA-256 recorded and now; `measured`, which iterations of the run folder measured which
+    build."""
 
-    try:
-        return executable_digest(bench)
-    except OSError:
-        return None
+    def __init__(self, message: str, hint: str | None = None, path: str = "", digests: str = "",
+                 measured: str = ""):
+        super().__init__(message, hint)
+        self.path, self.digests, self.measured = path, digests, measured
+
+    def __reduce__(self) -> tuple:  # from a comparison's worker process
+        return BuildChanged, (self.message, self.hint, self.path, self.digests, self.measured)
 
 
 def _span(first: int, last: int) -> str:
     return f"iteration {first}" if first == last else f"iterations {first}-{last}"
 
 
-def _changed_build(bench: Any, root: Path, recorded: str, now: str | None, checked: list[int], done: int,
-                   new_command: str) -> MapperoptError:
-    """The error that stops a tune whose program's executable changed while it ran: `checked`, [the iteration
-    before whose start it was last the folder's build] or [] (only when the command started); `done`, the
-    iterations journaled. Which iterations measured which build, that the folder keeps them, and how to go on."""
-    if checked and checked[0] <= done:
+def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], done: int, new_command: str,
+                  what: str = "tune", measured: str | None = None) -> BuildChanged | None:
+    """The error that stops a tune (or a comparison's run, `what`) of the tuning folder `root` (its `settings`)
+    whose program's build changed while it ran, or None where it is the folder's still (or the folder recorded
+    none): `checked`, [the iteration before whose start it was last the folder's build] or [] (only when the command
+    started); `done`, the iterations journaled. Which iterations measured which build, that the folder keeps them,
+    and how to go on; `measured`, what is said of the measurements instead (a comparison's final measurement)."""
+    from mapperopt.benchmarks.userapp import UserApp, build_change
+
+    if not isinstance(bench, UserApp) or (change := build_change(bench, settings)) is None:
+        return None
+    path, recorded, now = change
+    if measured is None and checked and checked[0] <= done:
         measured = ((f"{_span(1, checked[0] - 1)} measured the build {root} was made with; " if checked[0] > 1
                      else "") + f"iteration {checked[0]} ran while it was replaced and may have measured either build "
                     f"(its run folder: {root / f'iter-{checked[0]:03d}'})")
-    elif done:
+    elif measured is None and done:
         measured = f"{_span(1, done)} measured the build {root} was made with"
-    else:
+    elif measured is None:
         measured = ("no iteration ran; the measurements of the set-up (the baselines) may have measured either "
-                    "build")
-    what = "is gone" if now is None else "changed"
+                    "build") if what == "tune" else "no iteration of it ran"
+    changed = "is gone" if now is None else "changed"
     digests = f"SHA-256 {recorded[:12]}... when the folder was made, " + (
         "no file now" if now is None else f"{now[:12]}... now")
-    return MapperoptError(
-        f"{bench.exe} {what} while this tune ran ({digests}): {measured}; the tune stopped before measuring more "
+    return BuildChanged(
+        f"{path} {changed} while this {what} ran ({digests}): {measured}; the {what} stopped before measuring more "
         f"(nothing measured is lost: {root} keeps its {done} iteration{'s' * (done != 1)})",
-        hint=f"to tune the new build, start a new run: `{new_command}`; to finish this run, put back the build it was "
-             f"made with and give the same command, which continues it")
+        hint=f"to measure the new build, start a new run: `{new_command}`; to finish this {what}, put back the build "
+             "it was made with and give the same command, which continues it", path=str(path), digests=digests,
+        measured=measured)
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
@@ -611,19 +622,21 @@ def _set_up(store: TuneStore) -> bool:
 
 
 def _new_run(bench: str, opts: dict, request: dict,
-             announce: Callable[[str], AbstractContextManager] = lambda text: nullcontext()
+             announce: Callable[[str], AbstractContextManager] = lambda text: nullcontext(),
+             beat: Callable[[Path], AbstractContextManager] = lambda root: nullcontext()
              ) -> tuple[TuneStore, dict]:
     """Describes the application and the machine, builds and checks the start program, creates the tuning folder
     (locked), measures the baselines and fixes the calibrated iteration count. Returns the store and its settings.
     `announce(text)`: a context (a status line) around each of the two steps, so that the second, measuring, is
-    said only once the start program passed its check."""
+    said only once the start program passed its check. `beat(root)`: a context around the measurements in the
+    tuning folder `root` (compare's `Heartbeat`, so that a slow program's baselines are not minutes of silence)."""
     from mapperopt.benchmarks import describe_app, load_config, run_benchmark
     from mapperopt.benchmarks.apps import processor_counts
     from mapperopt.descriptions import MachineDescription
     from mapperopt.optimizer.space import SearchSpace
     from mapperopt.probe import run_probe_json
 
-    from mapperopt.benchmarks.userapp import UserApp, executable_digest
+    from mapperopt.benchmarks.userapp import UserApp, build_record
 
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
@@ -658,7 +671,7 @@ def _new_run(bench: str, opts: dict, request: dict,
     }
     if isinstance(bench, UserApp):
         # Not part of the request (a folder is found by its command): a continued run checks it (`require_same_build`)
-        settings.update(app_file=bench.path, executable_sha256=executable_digest(bench))
+        settings.update(app_file=bench.path, **build_record(bench))
     # The folder's path is known before it exists: a Ctrl-C that lands while it is being created, or just after,
     # removes it too.
     root, store = TuneStore.new_root(opts["runs_dir"], bench), None
@@ -666,9 +679,11 @@ def _new_run(bench: str, opts: dict, request: dict,
     measuring = ("Measuring baselines..." if BASELINES[opts["baseline"]] else
                  "Calibrating the iteration count..." if not isinstance(bench, UserApp) else None)
     try:
-        with announce(measuring) if measuring else nullcontext():  # a user's program without baselines: nothing
+        # a user's program without baselines: nothing to announce
+        with announce(measuring) if measuring else nullcontext(), ExitStack() as measurements:
             store = TuneStore.create(opts["runs_dir"], bench, settings, root=root)
             evaluator = _evaluator(bench, store.settings)
+            measurements.enter_context(beat(store.root))
             if BASELINES[opts["baseline"]]:
                 baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator,
                                                                   store.root)
@@ -1051,7 +1066,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done "
                       f"({how}).", markup=False)
-        if note := unseen_rebuild_note(bench):
+        if note := unseen_rebuild_note(bench, settings):
             console.print(f"Note: {note}.", markup=False)
         if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
                                               if root != found and _searched(recorded) == _searched(request)]):
@@ -1063,7 +1078,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"Note: {note}.", markup=False)
     else:
         try:
-            store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))
+            from mapperopt.optimizer.compare import Heartbeat
+
+            store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text),
+                                       lambda root: Heartbeat(lambda line: console.print(line, markup=False), [root]))
         except KeyboardInterrupt:
             with interrupts.terminal_may_be_gone():
                 console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
@@ -1073,6 +1091,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         iters = settings["iters"]
         if other_note:  # said: the user may have edited the application file by accident
             console.print(other_note.format(store.root), markup=False)
+        if note := unseen_rebuild_note(bench):
+            console.print(f"Note: {note}.", markup=False)
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
@@ -1123,15 +1143,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def check_build(i: int) -> None:
         """Stops the tune before iteration `i` (the final comparison: `i` past the last) where a user's program's
         executable is no longer the build the folder was made with (a rebuild while the tune runs)."""
-        if not isinstance(bench, UserApp) or settings.get("executable_sha256") is None:
-            return
-        if (now := _digest_now(bench)) == settings["executable_sha256"]:
-            build_checked.append(i)
-            return
-        # the user's own options kept (their --iters, --cpus, --repeats...), as the folder's request recorded them
-        again_new = _afresh(bench, store.root, settings, iters, final_rounds)
-        raise _changed_build(bench, store.root, settings["executable_sha256"], now, build_checked[-1:],
-                             len(store.records), new_command=again_new)
+        if (stop := changed_build(bench, settings, store.root, build_checked[-1:], len(store.records),
+                                  # the user's own options kept (their --iters, --cpus, --repeats...), as the
+                                  # folder's request recorded them
+                                  _afresh(bench, store.root, settings, iters, final_rounds))) is not None:
+            raise stop
+        build_checked.append(i)
 
     def on_start(i: int) -> None:
         check_build(i)

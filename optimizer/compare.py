@@ -69,7 +69,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
-from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, executable_digest, spec_words,
+from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, spec_words,
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
@@ -77,12 +77,12 @@ from mapperopt.errors import MapperoptError, UsageError, closest
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
-                                          memory_now, option_words, print_new_notes, require_known_size,
-                                          require_same_build, require_same_machine, require_start_file,
-                                          tests_size_note)
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, changed_build,
+                                          check_options, check_start_file, memory_now, option_words,
+                                          print_new_notes, require_known_size, require_same_build,
+                                          require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
+from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -904,6 +904,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         say(notice)
     if on_folder:
         on_folder(folder)
+    # One tune or comparison of a user's program per runs folder at a time (`tune`'s lock): both would measure on
+    # the same cores. Taken before the folder is made: a refused command leaves nothing.
+    program = hold_program_folder(folder.parent, str(bench)) if opts.get("tune", True) and isinstance(
+        bench, UserApp) else None
     resumed = folder.exists()
     held: dict[str, int] | None = None
     made = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -912,6 +916,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     try:
         holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
     except MapperoptError as e:
+        if program is not None:
+            program.release()
         raise MapperoptError(e.message, hint="wait for it to finish or stop that process; `--new` starts a separate "
                                              "comparison") from None
     try:
@@ -921,8 +927,6 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
             held = _held_runs(folder)  # before any is tuned: whether this command's runs were all done already
-            if opts.get("tune", True) and (note := unseen_rebuild_note(bench)):
-                say(f"Note: {note}.")
         else:
             try:
                 app_args = tuple(map(str, opts["app_args"]))
@@ -944,9 +948,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             say(f"Comparison folder: {folder}")
             if note := tests_size_note(bench, opts["size"]):
                 say(note)
+        if opts.get("tune", True) and (note := unseen_rebuild_note(bench)):
+            say(f"Note: {note}.")
         if opts.get("tune", True):  # --report-only changes nothing of the comparison
             jobs = _jobs_by_command(folder, cores, say)
-            build = {"executable_sha256": executable_digest(bench)} if isinstance(bench, UserApp) else {}
+            build = build_record(bench) if isinstance(bench, UserApp) else {}
             (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                               "machine": machine, "jobs_by_command": jobs, **build},
                                                              indent=2) + "\n")
@@ -966,7 +972,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         ctx = {"bench": bench, "opts": opts, "cpus": cpus, "gpus": gpus, "min_time": min_time,
                "max_executions": max_executions, "app": app, "machine": machine, "layouts": layouts,
                "run_settings": run_settings, "reference": reference, "folder": folder, "cores": cores,
-               "own_mapper": app.get("own_mapper") if reference == "default" else None}
+               "own_mapper": app.get("own_mapper") if reference == "default" else None,
+               # what the folder recorded of a user's program's build, checked before each iteration and final
+               # measurement (a rebuild while the comparison runs), and the command that compares a new one
+               "build": build if opts.get("tune", True) else {},
+               "afresh": _afresh(bench, folder, opts, optimizers) if isinstance(bench, UserApp) else ""}
         named = reference_name(reference, ctx["own_mapper"])
         with _pinned(cores[0]):
             first, iterations, wall_s = _reference(bench, reference, named, folder, _evaluator(ctx, {}, None),
@@ -1103,8 +1113,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             raise MapperoptError(f"{len(errors)} job(s) of {folder} failed: {'; '.join(errors)}",
                                  hint="the outputs hold what finished; run the command again to retry the rest")
         return summary
+    except _Rebuilt as stop:  # the runs' messages, as one: which run measured which build
+        raise _rebuilt(ctx, stop.changed) from None
     finally:
         holder.unlock()
+        if program is not None:
+            program.release()
 
 
 def _first_result(folder: Path, reference: str) -> list[dict]:
@@ -1316,6 +1330,7 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
     ok: set[int] = set()
     failed: set[int] = set()
     queue = list(range(len(tasks)))
+    changed: list[tuple[str, BuildChanged]] = []  # a user's program rebuilt meanwhile: no task starts after it
 
     def finished(i: int, result: Any = None, error: str | None = None) -> None:
         if error is not None:
@@ -1328,7 +1343,7 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
             on_done(i, result)
 
     def ready() -> int | None:
-        for i in list(queue):
+        for i in list(queue) if not changed else ():
             needs = set(tasks[i][3])
             if needs & failed:
                 queue.remove(i)
@@ -1345,10 +1360,15 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
             label, fn, args, _ = tasks[i]
             try:
                 result = _call_pinned(cores[0], fn, args)
+            except BuildChanged as e:
+                changed.append((label, e))
+                continue
             except MapperoptError as e:
                 finished(i, error=f"{label}: {e}")
                 continue
             finished(i, result)
+        if changed:
+            raise _Rebuilt(changed)
         return errors
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -1373,6 +1393,9 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
                 free.append(group)
                 try:
                     result = future.result()
+                except BuildChanged as e:  # those running stop at their next iteration
+                    changed.append((tasks[i][0], e))
+                    continue
                 except Exception as e:  # noqa: BLE001 - one failed job does not stop the others
                     finished(i, error=f"{tasks[i][0]}: {type(e).__name__}: {e}")
                     continue
@@ -1384,7 +1407,31 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    if changed:
+        raise _Rebuilt(changed)
     return errors
+
+
+class _Rebuilt(Exception):
+    """`_in_parallel`'s tasks stopped by a rebuild of the user's program (`changed`: (task label, its error))."""
+
+    def __init__(self, changed: list[tuple[str, BuildChanged]]):
+        super().__init__(changed)
+        self.changed = changed
+
+
+def _rebuilt(ctx: dict, changed: list[tuple[str, BuildChanged]]) -> MapperoptError:
+    """The error that stops a comparison whose user's program was rebuilt while it ran: which task (tuning run or
+    final measurement) measured which build, that the folder keeps it all, and how to go on."""
+    folder, first = ctx["folder"], changed[0][1]
+    what = "is gone" if first.digests.endswith("no file now") else "changed"
+    return MapperoptError(
+        f"{first.path} {what} while this comparison ran ({first.digests}): "
+        + "; ".join(f"{label}: {e.measured}" for label, e in changed)
+        + f"; the comparison stopped before measuring more (nothing measured is lost: {folder} keeps every run's "
+        "iterations)",
+        hint=f"to compare the new build, start a new comparison: `{ctx['afresh']}`; to finish this one, put back the "
+             "build it was made with and give the same command, which continues it")
 
 
 def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
@@ -1484,8 +1531,16 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
         unit = rec.unit or next((x.unit for x in store.records if x.unit), None)
         return replace(rec, unit=unit) if unit != rec.unit else rec
 
+    checked: list[int] = []  # the iterations before whose start the build was the comparison's
+
+    def on_start(i: int) -> None:
+        if (stop := changed_build(ctx["bench"], ctx["build"], root, checked[-1:], len(store.records),
+                                  ctx["afresh"], "comparison")) is not None:
+            raise stop
+        checked.append(i)
+
     tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations", say), opts["iters"],
-         on_record=lambda rec: report(label, shown(rec)))
+         on_start=on_start, on_record=lambda rec: report(label, shown(rec)))
 
 
 def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:
@@ -1785,6 +1840,10 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     outcomes = [o for o in (_outcome(folder, n, r, ctx["opts"]) for n, r in runs) if o is not None and o.best]
     if not outcomes:
         return None
+    if (stop := changed_build(ctx["bench"], ctx.get("build") or {}, folder, [], 0, ctx["afresh"], "comparison",
+                              measured="not made (it measures the best programs of "
+                                       f"{', '.join(o.folder.name for o in outcomes)})")) is not None:
+        raise stop
     mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
     evaluator = _evaluator(ctx, {}, ctx["iterations"])
     print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {len(mappers) - 1} best program(s) of "

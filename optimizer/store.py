@@ -733,28 +733,44 @@ def kept_app_mapper(settings: dict) -> bool:
 
 
 def hold_program_folder(folder: Path, program: str) -> Any:
-    """Makes this process the only tune of `program` in `folder` (runs/<program>/) until the returned lock is
-    released or the process exits: two tunes of one program at once run it on the same cores, and each one's
+    """Makes this process the only tune or comparison of `program` in `folder` (runs/<program>/) until the returned
+    lock is released or the process exits: two of them at once run the program on the same cores, and each one's
     timings disturb the other's. An OS lock through `filelock` (released by the kernel even on SIGKILL), taken
-    without waiting, with a JSON file beside it that names this process; both live in the build cache under a key
-    of the folder's absolute path, so that a refused command leaves nothing in the runs folder.
+    without waiting, with a JSON file beside it that names this process; both live in a per-user folder of this
+    host (`program_locks`), under a key of the folder's absolute path, so that a refused command leaves nothing in
+    the runs folder and two commands with different build caches (MAPPEROPT_CACHE) see each other.
 
     Raises:
         MapperoptError: another process holds it: its pid and command named.
     """
     import hashlib
 
-    from mapperopt import toolchain
-
     folder = Path(folder)
-    locks = toolchain.cache_dir() / "tuning"
-    locks.mkdir(parents=True, exist_ok=True)
+    locks = program_locks()
     key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
     return hold(locks / f"{key}.lock", locks / f"{key}.json", lambda who: MapperoptError(
-        f"another tune of {program} is running in {folder}: {who}; two tunes at once run the program on the same "
-        "cores, so each one's timings disturb the other's and neither run's decisions can be trusted",
-        hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); to tune "
-             "at the same time anyway, give this one another --runs-dir"), folder=str(folder.resolve()))
+        f"{program} is being tuned or compared in {folder}: {who}; two tunes or comparisons of one program at once "
+        "run it on the same cores, so each one's timings disturb the other's and neither one's decisions can be "
+        "trusted",
+        hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); to run "
+             "both at the same time anyway, give this one another --runs-dir"), folder=str(folder.resolve()))
+
+
+def program_locks() -> Path:
+    """The folder of the per-program locks (`hold_program_folder`), created if needed: <temporary folder>/mapperopt-
+    <uid>/tuning, per user and host, the same whatever the build cache (and whatever the session: a login shell and
+    a batch job of one user get the same one, where $XDG_RUNTIME_DIR is set in one only)."""
+    import tempfile
+
+    base = Path(tempfile.gettempdir()) / f"mapperopt-{os.getuid()}"
+    locks = base / "tuning"
+    try:
+        locks.mkdir(parents=True, exist_ok=True)
+        base.chmod(0o700)  # other users neither read the commands nor take the locks
+    except OSError as exc:
+        raise MapperoptError(f"{locks} cannot be made for the locks of the tunes and comparisons running "
+                             f"({exc.strerror})", hint="make it writable, or set TMPDIR to a writable folder") from None
+    return locks
 
 
 def hold(lock_file: Path, owner_file: Path, refused: Callable[[str], MapperoptError], **about: str) -> Any:

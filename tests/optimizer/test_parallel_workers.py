@@ -48,3 +48,35 @@ def test_a_killed_compare_leaves_no_worker():
             time.sleep(0.2)
     finally:
         parent.kill()
+
+
+STOPPED = """
+import sys, time
+from pathlib import Path
+from mapperopt.optimizer.commands import BuildChanged
+from mapperopt.optimizer.compare import _in_parallel, _Rebuilt
+
+def rebuilt():
+    raise BuildChanged("app changed", path="/x/app", digests="SHA-256 a..., b... now", measured="iteration 2 ran")
+
+def later(path):
+    Path(path).write_text("ran")
+
+if __name__ == "__main__":
+    try:
+        _in_parallel([None, None], [("run a-1", rebuilt, (), ()), ("run b-1", time.sleep, (2,), ()),
+                                    ("run c-1", later, (sys.argv[1],), ())])
+    except _Rebuilt as e:
+        print([(label, err.path, err.measured) for label, err in e.changed])
+"""
+
+
+def test_a_rebuild_a_worker_sees_starts_no_other_task_and_is_reported_with_its_run(tmp_path):
+    """`compare --app --jobs N`: a run that found the program rebuilt stops the comparison; a task waiting for a
+    worker (another run, a final measurement) does not start and measure the new build, and the running ones end
+    (each stops at its own next check)."""
+    script, marker = tmp_path / "jobs.py", tmp_path / "c-ran"
+    script.write_text(STOPPED)
+    out = subprocess.run([sys.executable, str(script), str(marker)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[('run a-1', '/x/app', 'iteration 2 ran')]", (out.stdout, out.stderr)
+    assert not marker.exists()

@@ -27,7 +27,7 @@ def test_a_second_tune_of_the_same_program_is_refused_and_the_newest_interrupted
         capsys.readouterr()
         assert main(args) == 1  # the same command, while the first runs
         err = flat(capsys.readouterr().err)
-        assert f"another tune of foreign is running in {runs / 'foreign'}: process {proc.pid}" in err, err
+        assert f"foreign is being tuned or compared in {runs / 'foreign'}: process {proc.pid}" in err, err
         assert "disturb" in err and "--runs-dir" in err, err
         os.kill(proc.pid, signal.SIGKILL)
     (root,) = runs.glob("*/tune-*")
@@ -51,7 +51,7 @@ def test_a_benchmark_tune_while_another_runs_is_refused_before_measuring(tmp_pat
     finally:
         held.release()
     err = flat(capsys.readouterr().err)
-    assert f"another tune of circuit is running in {runs / 'circuit'}: process {os.getpid()}" in err, err
+    assert f"circuit is being tuned or compared in {runs / 'circuit'}: process {os.getpid()}" in err, err
     assert not runs.exists()  # refused before anything was made
 
 
@@ -70,3 +70,34 @@ def test_the_refusal_quotes_the_other_command_so_that_it_can_be_copied(tmp_path,
     err = flat(capsys.readouterr().err)
     assert (f"process {os.getpid()} (mapperopt tune --app './daxpy -n 50000' --metric 'Elapsed: ([0-9.]+)' --unit s, "
             "since ") in err, err
+
+
+def test_a_comparison_of_a_program_that_a_tune_is_tuning_is_refused(tmp_path, foreign_exe, offline_optimizer,
+                                                                      capsys):
+    """`compare --app` took no lock: a tune and a comparison of one program ran together on the same cores, each
+    disturbing the other's timings. The comparison is refused before measuring, naming the tune."""
+    runs = tmp_path / "runs"
+    app = f"{foreign_exe} -n 1000 -steps 1"
+    with tuning(quick_tune_args(app, runs, iters=3), runs) as proc:
+        capsys.readouterr()
+        assert main(["compare", "--app", app, "--cpus", "2", "--optimizers", "random", "--runs", "1", "--iters", "1",
+                     "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                     "--runs-dir", str(runs)]) == 1
+        err = flat(capsys.readouterr().err)
+        assert f"foreign is being tuned or compared in {runs / 'foreign'}: process {proc.pid} (" in err, err
+        assert " tune --app " in err, err  # the running command, as it was given
+    assert not list(runs.glob("*/compare-*"))  # refused before anything was made
+
+
+def test_a_tune_is_refused_while_another_runs_with_another_build_cache(tmp_path, capsys, monkeypatch):
+    """The lock lived in the build cache: a second tune with another MAPPEROPT_CACHE did not see the first."""
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("MAPPEROPT_CACHE", str(tmp_path / "cache-a"))
+    held = hold_program_folder(runs / "circuit", "circuit")
+    monkeypatch.setenv("MAPPEROPT_CACHE", str(tmp_path / "cache-b"))
+    try:
+        assert main(["tune", "circuit", "--iters", "1", "--runs-dir", str(runs)]) == 1
+    finally:
+        held.release()
+    err = flat(capsys.readouterr().err)
+    assert f"circuit is being tuned or compared in {runs / 'circuit'}: process {os.getpid()}" in err, err

@@ -86,3 +86,69 @@ def test_an_iteration_that_failed_with_no_category_says_its_reason_on_its_line(t
                         note="neighbour of the best, iteration 1", result={"reason": reason, "stage": "start"})
     line = flat(commands._line(r, 4, "s"))
     assert line.endswith(f"neighbour of the best, iteration 1 (failed: {reason})"), line
+
+
+def test_a_rebuild_during_a_comparison_stops_it_and_the_old_build_continues_it(tmp_path, foreign_exe,
+                                                                               offline_optimizer, capsys):
+    """`compare --app` did not check the executable while it ran: a rebuild mid-comparison mixed two builds in its
+    runs and final measurement without a word. It stops, naming the run and which iterations measured which build;
+    what it measured is kept, and with the old build back the same command continues it."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
+            "--iters", "6", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+            "--runs-dir", str(runs)]
+    journal = "*/compare-*/random-1/state.jsonl"
+    with tuning(args, runs, stdout=subprocess.PIPE, journal=journal) as proc:
+        rebuilt = exe.with_name("foreign.new")
+        shutil.copy2(exe, rebuilt)
+        with open(rebuilt, "ab") as f:
+            f.write(b"\0rebuilt")
+        os.replace(rebuilt, exe)
+        out, err = proc.communicate(timeout=300)
+    (folder,) = runs.glob("*/compare-*")
+    run = folder / "random-1"
+    done = len(TuneStore.open(run).records)
+    err = flat(err)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this comparison ran (SHA-256 " in err, err
+    assert f"random-1: iteration {done} ran while it was replaced and may have measured either build" in err, err
+    if done > 1:
+        earlier = "iteration 1" if done == 2 else f"iterations 1-{done - 1}"
+        assert f"{earlier} measured the build {run} was made with" in err, err
+    assert f"nothing measured is lost: {folder} keeps" in err and "--new" in err, err
+    assert 1 <= done < 6
+    assert not (folder / "summary.json").exists()  # no final measurement of two builds
+    kept = (run / "state.jsonl").read_text()
+    shutil.copy2(foreign_exe, exe)  # the old build back: the same command continues the comparison
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    assert (run / "state.jsonl").read_text().startswith(kept)
+    assert len(TuneStore.open(run).records) == 6 and (folder / "summary.json").exists()
+
+
+def test_a_rebuild_of_the_program_a_wrapper_script_runs_stops_the_tune(tmp_path, foreign_exe, offline_optimizer):
+    """`--app ./run.sh`, a script that execs the program: only the script's bytes were checked, so a rebuild of
+    the program it runs went unseen. The programs the script names (by absolute path, or relative to its folder)
+    are checked too."""
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text('#!/bin/sh\nexec "$(dirname "$0")/build/foreign" "$@"\n')
+    wrapper.chmod(0o755)
+    runs = tmp_path / "runs"
+    with tuning(quick_tune_args(f"{wrapper} -n 1000 -steps 1", runs, iters=6), runs, stdout=subprocess.PIPE) as proc:
+        rebuilt = exe.with_name("foreign.new")
+        shutil.copy2(exe, rebuilt)
+        with open(rebuilt, "ab") as f:
+            f.write(b"\0rebuilt")
+        os.replace(rebuilt, exe)
+        out, err = proc.communicate(timeout=300)
+    (root,) = runs.glob("*/tune-*")
+    err = flat(err)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this tune ran (SHA-256 " in err, err

@@ -342,9 +342,38 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
 
 def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(tmp_path, pieces_exe, timed_exe,
                                                                                 capsys):
-    """`--app` naming a wrapper script: the folder records the script's bytes, so a rebuild of the program it runs
-    goes unseen. The resumed tune says so, and a candidate's run that maps no task of a name the description has
-    (R453, in the run's stderr only) is said to mean a stale description; it continued silently, mixing builds."""
+    """`--app` naming a wrapper script whose program mapperopt cannot find in it (its path put together from
+    parts): the folder records the script's bytes, so a rebuild of the program it runs goes unseen. The tune says so,
+    at its start and when resumed, and a candidate's run that maps no task of a name the description has (R453, in
+    the run's stderr only) is said to mean a stale description; it continued silently, mixing builds."""
+    prog, wrapper = tmp_path / "bin" / "prog", tmp_path / "wrap.sh"
+    prog.parent.mkdir()
+    shutil.copy2(pieces_exe, prog)
+    wrapper.write_text('#!/bin/sh\nexec "$(dirname "$0")/bin/""prog" "$@"\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "start.dsl").write_text("Task fill CPU;\n")
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", str(wrapper), "--iters", "1", "--start", str(tmp_path / "start.dsl"), *QUICK,
+                 "--runs-dir", str(runs)]) == 0
+    (root,) = runs.glob("*/tune-*")
+    out = flat(capsys.readouterr().out)
+    said = (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
+            "program it runs is not noticed (mapperopt checks the programs a script names by an absolute path or "
+            "one relative to the script's folder, and this one names none; give --new after a rebuild).")
+    assert said in out and "stale" not in out, out
+    shutil.copy2(timed_exe, prog)  # the "rebuild": its tasks are top and work; fill is gone
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    out = flat(capsys.readouterr().out)
+    assert said in out, out
+    assert ("no task named 'fill' was mapped, a task that the program's description (its discovery) has: the "
+            "program changed since it was discovered") in out, out
+
+
+def test_a_tune_of_a_wrapper_script_made_before_its_programs_were_recorded_says_a_rebuild_goes_unnoticed(
+        tmp_path, pieces_exe, capsys):
+    """A tuning folder made before the programs a script runs were recorded (no `wrapped_sha256`) checks only the
+    script's bytes: continued, it says so, though the script names its program (the note was left out for any
+    script that names one)."""
     prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
     shutil.copy2(pieces_exe, prog)
     wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
@@ -354,20 +383,22 @@ def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(
     assert main(["tune", "--app", str(wrapper), "--iters", "1", "--start", str(tmp_path / "start.dsl"), *QUICK,
                  "--runs-dir", str(runs)]) == 0
     (root,) = runs.glob("*/tune-*")
-    out = flat(capsys.readouterr().out)
-    assert "script" not in out and "stale" not in out, out
-    shutil.copy2(timed_exe, prog)  # the "rebuild": its tasks are top and work; fill is gone
+    assert "script" not in flat(capsys.readouterr().out)
+    settings = json.loads((root / "settings.json").read_text())
+    assert list(settings.pop("wrapped_sha256")) == [str(prog)]
+    (root / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")  # as an older mapperopt wrote it
     assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
     out = flat(capsys.readouterr().out)
     assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
-            "program it runs is not noticed") in out, out
-    assert ("no task named 'fill' was mapped, a task that the program's description (its discovery) has: the "
-            "program changed since it was discovered") in out, out
+            "program it runs is not noticed (the folder was made before mapperopt recorded the programs a script "
+            "runs; give --new to record them).") in out, out
 
 
-def test_a_resumed_comparison_of_a_wrapper_script_says_a_rebuild_goes_unnoticed(tmp_path, pieces_exe, capsys):
-    """`compare --app ./wrap.sh --resume DIR`, as tune's: the folder records the script's bytes, so a rebuild of the
-    program it runs goes unseen, and the resumed comparison says so (it mixed builds silently)."""
+def test_a_comparison_of_a_wrapper_script_is_not_continued_after_a_rebuild_of_its_program(tmp_path, pieces_exe,
+                                                                                          timed_exe, capsys):
+    """`compare --app ./wrap.sh --resume DIR`: the folder recorded only the script's bytes, so a rebuild of the
+    program it runs went unseen and the comparison mixed builds. It records the program the script names too, and
+    stops before measuring, naming it."""
     prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
     shutil.copy2(pieces_exe, prog)
     wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
@@ -379,11 +410,13 @@ def test_a_resumed_comparison_of_a_wrapper_script_says_a_rebuild_goes_unnoticed(
     assert main(compare) == 0
     (folder,) = runs.glob("*/compare-*")
     assert "names a script" not in flat(capsys.readouterr().out)
+    shutil.copy2(timed_exe, prog)  # the rebuild
+    before = contents(folder)
     assert main(["compare", "--app", str(wrapper), "--resume", str(folder), "--iters", "2", "--final-rounds",
-                 "1"]) == 0
-    out = flat(capsys.readouterr().out)
-    assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
-            "program it runs is not noticed (give --new after one).") in out, out
+                 "1"]) == 1
+    err = flat(capsys.readouterr().err)
+    assert f"{folder} was made with another build of {prog}: its contents changed since" in err, err
+    assert contents(folder) == before
 
 
 

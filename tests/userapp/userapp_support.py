@@ -40,14 +40,16 @@ def quick_tune_args(app: str, runs: Path, *, iters: int, final_rounds: int = 1) 
 
 
 @contextlib.contextmanager
-def tuning(args: list[str], runs: Path, stdout=subprocess.DEVNULL) -> Iterator[subprocess.Popen]:
+def tuning(args: list[str], runs: Path, stdout=subprocess.DEVNULL, journal: str = "*/tune-*/state.jsonl"
+           ) -> Iterator[subprocess.Popen]:
     """Starts `mapperopt ARGS`, a tune whose runs folder is `runs`, as a process of its own, and yields it once an
-    iteration is journaled (its stderr is a pipe); kills it on the way out."""
+    iteration is journaled (its stderr is a pipe); kills it on the way out. `journal`: where, under `runs`, the
+    journal is (a comparison's: "*/compare-*/random-1/state.jsonl")."""
     proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
                             text=True)
     try:
         deadline = time.monotonic() + 300
-        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):
+        while not any(p.read_text().strip() for p in runs.glob(journal)):
             assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
             assert time.monotonic() < deadline, "no iteration was journaled"
             time.sleep(0.05)
