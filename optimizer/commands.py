@@ -1766,8 +1766,31 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                                                     f"processor{'s' * (util != 1)}'s)"))
     if not parts:
         return None
+    return next_line(parts, "run")
+
+
+def next_line(parts: list[str], extended: str) -> str:
+    """The `Next:` line of tune's and compare's summaries: what to do (`parts`), then how to search further: the same
+    command with a larger --iters, which extends the `extended` ("run", "comparison") rather than starting anew."""
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "
-            "run).")
+            f"{extended}).")
+
+
+def keep_reference(name: str, own_mapper: str | None = None) -> tuple[str, str]:
+    """How the summaries name the reference mapper `name` ("default" or "expert") and say to keep it: e.g. ("the
+    expert mapper", "use it (--mapper expert)"); the `default` reference of a program with its own mapper
+    (`own_mapper`) is that mapper."""
+    return {"default": ("the program's own mapper" if own_mapper else "Legion's default mapper",
+                        "keep it (run without --mapper)"),
+            "expert": ("the expert mapper", "use it (--mapper expert)")}[name]
+
+
+def run_command(program: list[str], mapper: Path, request: dict) -> str:
+    """The `mapperopt run` command that runs `mapper` on the program whose words are `program` (a benchmark's name,
+    or `--app` and its options: `spec_words`) as `request` (size, processors, memories, timeout, app_args) asked."""
+    words = _run_words(shlex.join(program), {"request": request})
+    at = words.index("--") if "--" in words else len(words)
+    return shlex.join(["mapperopt", "run", *words[:at], "--mapper", str(mapper), *words[at:]])
 
 
 def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool = False) -> str | None:
@@ -1858,9 +1881,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
                 f"within the noise, so the start program{where} is as good by these measurements. {pick}")
     if not faster:
         return f"Best mapper: {head}:"
-    keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",
-                        "keep it (run without --mapper)"),
-            "expert": ("the expert mapper", "use it (--mapper expert)")}
+    keep = {n: keep_reference(n, summary.get("own_mapper")) for n in ("default", "expert")}
     (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
     also = f" ({others[0]} is significantly faster too)" if others else ""
     return (f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}. "

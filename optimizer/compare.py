@@ -78,9 +78,9 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
-                                          memory_now, option_words, print_new_notes, require_known_size,
-                                          require_same_build, require_same_machine, require_start_file,
-                                          tests_size_note)
+                                          keep_reference, memory_now, next_line, option_words, print_new_notes,
+                                          require_known_size, require_same_build, require_same_machine,
+                                          require_start_file, run_command, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -2330,6 +2330,50 @@ def format_table(summary: dict) -> str:
     return "\n".join([*lines, *said, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
 
 
+def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list[str]:
+    """The comparison's last lines (as tune's summary ends): the best mapper found, the best program of the run with
+    the highest score in the final measurement (the table's `best` column; the first such run on a tie), with its
+    file and the `mapperopt run` command that runs it as the comparison did; then a `Next:` line: use it where its
+    score's interval lies above 1, else keep the reference (`keep_reference`). None of either where no run's best
+    worked in the final measurement."""
+    from mapperopt.benchmarks import load_config
+    from mapperopt.benchmarks.apps import processor_counts
+
+    rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
+    if not rows:
+        return []
+    best = max(rows, key=lambda r: r["normalized"])  # max keeps the first of equal scores
+    path = folder / best["folder"] / "best.dsl"
+    s = summary.get("settings", {})
+    app_args = [str(a) for a in s.get("app_args") or []]
+    size = load_config(bench).size(s["size"])
+    cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
+    request = {"size": s["size"], "cpus": s["cpus"] if s["cpus"] != cpus else None,
+               "gpus": s["gpus"] if s["gpus"] != gpus else None, **(s.get("memory") or {}),
+               "timeout_s": s.get("timeout_s"), "app_args": app_args}
+    command = run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], path, request)
+    own = summary.get("own_mapper")
+    reference, (named, keep) = summary.get("reference", "expert"), keep_reference(summary.get("reference", "expert"),
+                                                                                  own)
+    score = f"{best['normalized']:.2f}"
+    lines = [f"Best mapper: iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run "
+             f"{best['repeat']}), the highest score in the final measurement ({score}, {named}'s = 1): {path}; run "
+             f"it with: {command}"]
+    interval = (summary.get("score_intervals") or {}).get(best["folder"])
+    if interval and interval[1] > 1:
+        lines.append(next_line([f"use it ({command}): its score's {100 * protocol.CONFIDENCE:.0f} % interval, "
+                                f"{interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1"], "comparison"))
+        return lines
+    confidence = f"{100 * protocol.CONFIDENCE:.0f} % interval"
+    why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
+           interval[2] < 1 else
+           f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, holds 1" if interval else
+           f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more")
+    lines.append(next_line([f"{keep.replace('it', named, 1)}: the best mapper found is not shown faster than it: "
+                            f"{why}"], "comparison"))
+    return lines
+
+
 def _report_paths(folder: Path) -> dict[str, Path]:
     """The comparison's report files, by name.
 
@@ -2707,6 +2751,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
+    for line in best_mapper_lines(summary, folder, bench):
+        console.print(line, markup=False)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",
