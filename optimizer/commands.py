@@ -783,6 +783,7 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     said to `said`."""
     from rich.markup import escape
 
+    from mapperopt.benchmarks.commands import print_whole
     from mapperopt.benchmarks.userapp import run_notes
     from mapperopt.records import RunResult
 
@@ -798,7 +799,7 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     for note in notes:  # as `run` prints them
         said.add(note.text)
         if note.title:
-            console.print(f"[yellow]{note.title}:[/] {escape(note.text)}")
+            print_whole(console, note.title, note.text, "yellow")
         else:
             console.print(note.text, markup=False, soft_wrap=True)
 
@@ -1184,6 +1185,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         apart = []  # figures measured at another iteration count: marked, and said under the table
         for r in store.records:
             cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            if protocol.as_time(unit, 1):  # a time metric: the time alone (its throughput beside it wrapped each row)
+                cells[2:4] = [protocol.as_time(unit, v).strip(" ()") if v else "-" for v in
+                              (r.throughput, r.best_throughput if _succeeded(r) else None)]
             if other := recalibrated(r, store.settings.get("iterations")):
                 cells[2] += " [yellow]*[/]"
                 apart.append(f"iteration {r.iter} {other.split(':')[0]}")
@@ -1903,8 +1907,9 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
 
     rounds = summary["rounds"]
     table = Table(title=f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
-                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
-                        "first, then the candidates from the fastest")
+                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs it: the ratio of "
+                        "the best's figure to the row's, with its interval); the reference mappers first, then the "
+                        "candidates from the fastest")
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
     # `0.00124-0.001…`); a cell wraps between them
     def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
@@ -1914,32 +1919,48 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         few = len(e["values"]) < protocol.MIN_INTERVAL_VALUES
         return "-" if few else protocol.figure(unit, e["low"], e["high"])
 
-    def spread(e: dict) -> str:  # one execution has none: "0%" would look exact
-        return "1 execution: no spread" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
+    def spread(e: dict) -> str:  # one execution has none: "0%" would look exact (said under the table)
+        return "-" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
 
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
     metric = "time" if protocol.as_time(unit, 1) else "throughput"
     widths = {metric: max([len(w) for e in figures for w in value(e).split()], default=0),
               "interval": max([len(w) for e in figures for w in interval(e).split()], default=0)}
-    for col in ("mapper", metric, "interval", "spread", "best vs it (interval of the ratio)"):
+    for col in ("mapper", metric, "interval", "spread", "best vs it"):
         table.add_column(col, min_width=widths.get(col))
     own = summary.get("own_mapper")
     labels = {"default": _label("default", own), summary["start"]: f"{summary['start']} (start)",
               summary["best"]: f"{summary['best']} (best)"}
     if summary["start"] == summary["best"]:
         labels[summary["best"]] = f"{summary['best']} (start, best)"
+    # A reason that every row would repeat is said once, under the table (a narrow console wrapped each row's
+    # copy over several lines): why ratios have no interval, where all share one, and why each mapper failed.
+    unshown = {c.no_interval for name in summary["measured"] if name != summary["best"]
+               and (c := _comparison(summary, name)) and c.no_interval}
+    once = next(iter(unshown)) if len(unshown) == 1 else None
+    failed: dict[str, list[str]] = {}  # reason -> the mappers that failed with it
+    below = []
     for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
         c = _comparison(summary, name)
         if est is None:
-            table.add_row(labels.get(name, name), "[red]failed[/]", "", "", escape(m["reason"] or ""))
+            failed.setdefault(m["reason"] or "no reason recorded", []).append(labels.get(name, name))
+            table.add_row(labels.get(name, name), "[red]failed[/]", "", "", "")
             continue
-        ratio = "-" if name == summary["best"] else (
+        ratio = "-" if name == summary["best"] or not c else (
             # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
-            c.text() + ("" if c.significant or c.no_interval else " [yellow](n.s.)[/]")
-            if c else "-")
+            f"{c.ratio:.{c.decimals()}f}x" if c.no_interval and c.no_interval == once else
+            c.text() + ("" if c.significant or c.no_interval else " [yellow](n.s.)[/]"))
         table.add_row(labels.get(name, name), value(est), interval(est), spread(est), ratio)
     console.print(table)
+    if any(len(e["values"]) < protocol.MIN_INTERVAL_VALUES for e in figures):
+        below.append(f"No interval (-) from fewer than {protocol.MIN_INTERVAL_VALUES} executions"
+                     + ("; no spread (-) from one" if any(len(e["values"]) == 1 for e in figures) else "") + ".")
+    if once:
+        below.append(f"Best vs it: {once}.")
+    below += [f"{', '.join(names)} failed: {reason}" for reason, names in failed.items()]
+    for line in below:
+        console.print(line, markup=False)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({_label(name, own): (est, summary["measured"][name].get("time_s"))
