@@ -42,9 +42,8 @@ from mapperopt.records import RESULT_FIELDS
 
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
 FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
-# Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it
-ADAPTIVE_TIMEOUT = (f"a proposed mapper gets {TIMEOUT_FACTOR:g}x the longest execution of the run's best so far, at "
-                    f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
+# Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it (docs/tuning.md in full)
+ADAPTIVE_TIMEOUT = f"{TIMEOUT_FACTOR:g}x the best's longest execution, {MIN_TIMEOUT_S:g} to the size's timeout"
 
 
 def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
@@ -848,52 +847,40 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "
                    "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
-              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install '.[llm]'` in the "
-                   "checkout); `guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip "
-                   f"install '.[baselines]'` in the checkout) [default: {default_optimizer(True)} when an endpoint is "
-                   f"configured, else {default_optimizer(False)}].")
+              help="`trace` (a language model), `guided` (rules, no model) or a baseline "
+                   f"[default: {default_optimizer(True)} with an endpoint, else {default_optimizer(False)}].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
-              help="Measured executions of each proposed mapper at --size, at least (the optimizer sees their trimmed "
-                   "mean); the reference mappers are measured with exactly this many.")
+              help="Executions of each proposed mapper at --size, at least; the reference mappers are measured "
+                   "with exactly this many.")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
-              help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
-                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
+              help=f"...and at most: until the 90 % interval is within {protocol.TARGET_HALF_WIDTH:.0%} of the "
+                   "trimmed mean or this many were measured.")
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
+              help=f"Least measured seconds per execution at --size [default: the size's, at least "
+                   f"{protocol.MIN_TIME_S:g}; not with --app].")
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
-              help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
-                   f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
-                   "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
-                   "best and the final comparison get the size's].")
+              help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; references: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
 @click.option("--start", default="default", show_default=True,
-              help="Start program: `default` (Legion's default mapper in the DSL), `random` (a random point of the "
-                   "search space) or a DSL file.")
+              help="Start program: `default` (Legion's default mapper in the DSL), `random` or a DSL file.")
 @click.option("--baseline", type=click.Choice(sorted(BASELINES)), default="both", show_default=True,
-              help="Reference mappers: AutoGuide compares every mapper with them, and the final summary compares "
-                   "the best with them, measured together.")
+              help="Reference mappers, against which the feedback and the final comparison measure.")
 @click.option("--feedback-level", type=click.Choice(["raw", "explain", "suggest"]), default="suggest",
               show_default=True, help="How much of AutoGuide's feedback the optimizer gets (the paper's ablation).")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Executions of each mapper in the final comparison (the top candidates, the start and the "
-                   "references measured together at --size), one per interleaved round.")
+              help="Executions of each mapper in the final comparison at --size, one per interleaved round.")
 @click.option("--new", "new", is_flag=True,
               help="Start a new tuning folder even if the same command left an unfinished one.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
-                   "(BENCH or --app may be left out; given, it must be the folder's; options its settings fix are "
-                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger "
-                   "than its total (its final comparison kept in final-N/), else left as it is; a comparison's runs "
-                   "are extended by `mapperopt compare`.")
+              help="Continue the tuning run in this folder; a finished run is extended when --iters is larger than "
+                   "its total.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
 @click.option("--llm-model", default=None, help="Model name [env MAPPEROPT_LLM_MODEL; default gpt-4o].")
 @click.option("--llm-api-key", default=None,
-              help="API key [env MAPPEROPT_LLM_API_KEY]; never stored (while the run lasts, `ps` shows a command "
-                   "line to other users: prefer the variable).")
+              help="API key [env MAPPEROPT_LLM_API_KEY, which `ps` does not show]; never stored.")
 @click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=click.IntRange(min=0), default=None,

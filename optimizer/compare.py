@@ -2580,56 +2580,42 @@ class Heartbeat:
 @size_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first run.")
 @click.option("--start", default="random", show_default=True,
-              help="Start program of every run: `random` (a random point per run number, the same for every "
-                   "optimizer; unlike `tune`, which starts from `default`), `default` or a DSL file.")
+              help="Start program of every run: `random` (per run number; `tune` starts from `default`), `default` "
+                   "or a DSL file.")
 @click.option("--repeats", type=click.IntRange(min=1), default=None,
-              help="Measured executions of each proposed mapper at --size, at least (the optimizers see their "
-                   "trimmed mean); the reference mapper's first measurement has exactly this many "
-                   f"[default: {protocol.MIN_REPEATS}].")
+              help="Executions of each proposed mapper at --size, at least; the reference mapper's first "
+                   f"measurement has exactly this many [default: {protocol.MIN_REPEATS}].")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=None,
-              help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
-                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
-                   f"[default: {protocol.MAX_REPEATS}].")
+              help=f"...and at most: until the 90 % interval is within {protocol.TARGET_HALF_WIDTH:.0%} of the "
+                   f"trimmed mean or this many were measured [default: {protocol.MAX_REPEATS}].")
 @click.option("--executions", "old_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
+              help=f"Least measured seconds per execution at --size [default: the size's, at least "
+                   f"{protocol.MIN_TIME_S:g}; not with --app].")
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
-              help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
-                   f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
-                   "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
-                   "re-measurement with the best and the final measurement get the size's].")
+              help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; the reference: the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Executions of each mapper in the final measurement (the reference and every run's best "
-                   "measured together at --size), one per interleaved round.")
+              help="Executions of each mapper in the final measurement at --size, one per interleaved round.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Continue the comparison in this folder (e.g. an older one of the same settings) with its own "
-                   "settings: BENCH and the options that identify a comparison come from it (a program of yours: "
-                   "give its --app again); --optimizers, --runs and --iters default to its last command's, "
-                   "--final-rounds to its final measurement's.")
+              help="Continue the comparison in this folder with its settings (a program of yours: give --app "
+                   "again).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Tuning runs (and groups of the final measurement) at a time, each in its own process pinned to "
-                   "its own cores.")
+              help="Tuning runs at a time, each pinned to its own cores.")
 @click.option("--cpus-per-job", type=click.IntRange(min=1), default=None,
-              help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
-                   "shared out evenly]. --cpus defaults to these less the utility processors'.")
+              help="Host cores of each job [default: with --jobs 1 no pinning; else this process's cores shared out "
+                   "evenly].")
 @click.option("--remeasure", metavar="RUNS", default=None,
-              help="Measure again, with the reference, the groups of the final measurement that measured the best "
-                   "programs of these run numbers (comma-separated, from 1; every optimizer's run of each), with "
-                   "every run they hold (one job makes one group of all runs: every run is measured again), e.g. "
-                   "after a final measurement on a loaded machine; the earlier groups move to `replaced` in "
-                   "final.json once it ends.")
-@click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
-                                                  "from the runs and final measurements finished so far (only "
-                                                  "printed when --optimizers, --runs or --iters differ from the "
-                                                  "command that last ran the comparison).")
+              help="Measure again, with the reference, the final measurement's groups that hold these run numbers "
+                   "(e.g. 1,3), with every run they hold.")
+@click.option("--report-only", is_flag=True, help="Run and measure nothing: write the report from what has "
+                                                  "finished so far.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsize, seed, start, repeats, max_repeats,
