@@ -2346,10 +2346,13 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     path = folder / best["folder"] / "best.dsl"
     s = summary.get("settings", {})
     app_args = [str(a) for a in s.get("app_args") or []]
-    size = load_config(bench).size(s["size"])
-    cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
-    request = {"size": s["size"], "cpus": s["cpus"] if s["cpus"] != cpus else None,
-               "gpus": s["gpus"] if s["gpus"] != gpus else None, **(s.get("memory") or {}),
+    try:
+        size = load_config(bench).size(s.get("size", "ci"))
+        cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
+    except MapperoptError:  # a size the configuration no longer has: the counts are named
+        cpus = gpus = None
+    request = {"size": s.get("size", "ci"), "cpus": s.get("cpus") if s.get("cpus") != cpus else None,
+               "gpus": s.get("gpus") if s.get("gpus") != gpus else None, **(s.get("memory") or {}),
                "timeout_s": s.get("timeout_s"), "app_args": app_args}
     command = run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], path, request)
     own = summary.get("own_mapper")
