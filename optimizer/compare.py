@@ -2334,8 +2334,8 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     """The comparison's last lines (as tune's summary ends): the best mapper found, the best program of the run with
     the highest score in the final measurement (the table's `best` column; the first such run on a tie), with its
     file and the `mapperopt run` command that runs it as the comparison did; then a `Next:` line: use it where its
-    score's interval lies above 1, else keep the reference (`keep_reference`). None of either where no run's best
-    worked in the final measurement."""
+    score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no run's best worked in
+    the final measurement, or its file is gone."""
     from mapperopt.benchmarks import load_config
     from mapperopt.benchmarks.apps import processor_counts
 
@@ -2343,7 +2343,11 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     if not rows:
         return []
     best = max(rows, key=lambda r: r["normalized"])  # max keeps the first of equal scores
-    path = folder / best["folder"] / "best.dsl"
+    run = folder / best["folder"]  # its best.dsl, else (deleted) the iteration's own copy
+    path = next((p for p in (run / "best.dsl", run / f"iter-{best['best_iter']:03d}" / "mapper.dsl") if p.is_file()),
+                None)
+    if path is None:
+        return []
     s = summary.get("settings", {})
     app_args = [str(a) for a in s.get("app_args") or []]
     try:
@@ -2356,8 +2360,7 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
                "timeout_s": s.get("timeout_s"), "app_args": app_args}
     command = run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], path, request)
     own = summary.get("own_mapper")
-    reference, (named, keep) = summary.get("reference", "expert"), keep_reference(summary.get("reference", "expert"),
-                                                                                  own)
+    named, keep = keep_reference(summary.get("reference", "expert"), own)
     score = f"{best['normalized']:.2f}"
     lines = [f"Best mapper: iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run "
              f"{best['repeat']}), the highest score in the final measurement ({score}, {named}'s = 1): {path}; run "
