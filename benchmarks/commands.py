@@ -28,6 +28,32 @@ from mapperopt.records import Feedback, RunResult
 
 
 
+# What a line never breaks inside: a command (`...`), a regular expression (/.../) or a quoted text ('...'), each
+# pasted or read as one piece.
+_WHOLE = re.compile(r"`[^`\n]*`|(?<!\S)/[^/\n]+/(?=[\s.,;:)]|$)|(?<![\w'])'[^'\n]*'(?![\w'])")
+
+
+def wrap_whole(text: str, width: int) -> str:
+    """`text` wrapped at spaces to `width` columns, never inside a command, a regular expression or a quoted text
+    (`_WHOLE`): one longer than `width` gets a line of its own, whole."""
+    import textwrap
+
+    keep = "\0"  # not whitespace to textwrap: the spaces of a piece kept whole
+    text = _WHOLE.sub(lambda m: m.group(0).replace(" ", keep), text)
+    return "\n".join(textwrap.wrap(text, max(width, 20), break_long_words=False, break_on_hyphens=False)
+                     ).replace(keep, " ")
+
+
+def print_whole(console: Any, head: str, text: str, style: str = "bold") -> None:
+    """Prints `head: text` (`head` in `style`) wrapped to the console's width by `wrap_whole`: rich wraps at any
+    space, breaking a regular expression or a command the text offers across lines."""
+    from rich.markup import escape
+
+    # a console that leaves long lines whole (soft_wrap, compare's) leaves these whole too
+    wrapped = f"{head}: {text}" if console.soft_wrap else wrap_whole(f"{head}: {text}", console.width)
+    console.print(f"[{style}]{escape(head)}:[/]{escape(wrapped[len(head) + 1:])}", soft_wrap=True)
+
+
 def _mapper_arg(value: str) -> str | Path:
     # Keywords stay strings; anything else names a file, never DSL text.
     return value if value in ("default", "expert") else Path(value)
@@ -111,7 +137,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     else:
         table.add_row("status", f"[red]failed[/] at stage {result.stage}")
         # The diagnostics print in full after the table, the reason (their first line) among them: said once.
-        table.add_row("reason", "the diagnostics below" if diagnostics else escape(result.reason))
+        # wrapped here so that a pattern it quotes stays on one line (the key column is "run folder" wide)
+        table.add_row("reason", "the diagnostics below" if diagnostics else
+                      escape(wrap_whole(result.reason, console.width - len("run folder") - 7)))
         if result.stage == "verify":
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
@@ -130,7 +158,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     notes = run_notes(result)  # what `run --json` gives as `notes`
     for note in notes:  # those with a heading (the output's own failure) here, the mapper's after the diagnostics
         if note.title:
-            console.print(f"[yellow]{note.title}:[/] {escape(note.text)}")
+            print_whole(console, note.title, note.text, "yellow")
     if s.get("no_legion_task"):  # its discovery found no Legion task: no mapper maps it, whatever --mapper says
         # unwrapped (soft_wrap): a path longer than the terminal stays whole
         console.print(f"[yellow]Warning:[/] {escape(s['no_legion_task'])}; no mapper takes part in such a run, and "
@@ -199,7 +227,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
-            console.print(f"[bold]{label}:[/] {escape(text)}")
+            print_whole(console, label, text)
     if result.mapper == "expert" and (feedback.edits or "`" in (feedback.suggestion or "")):
         # Edits or statements to try: the expert mapper is a file of the installed package, they go into a copy of it.
         cfg = load_config(result.app)

@@ -895,6 +895,31 @@ def unchecked_failure(result) -> tuple[str, str] | None:
     return found
 
 
+_SUCCESS = re.compile(r"(?i)\b(passed|success|successful|correct)\b")
+
+
+def unchecked_success(result) -> tuple[str, str, str] | None:
+    """For a run of a user's program that nothing but the exit status checked (`output_checked`), the last line of
+    its executions' standard output that says the result is right (PASSED, SUCCESS, correct, in any case, not
+    negated nor beside a failure), the word as printed (the verify pattern to offer) and the file it is in (relative
+    to the run folder); None where there is none, or the output was checked."""
+    if not result.run_dir or not (result.settings or {}).get("metric") or output_checked(result):
+        return None
+    found = None
+    for attempt in result.attempts:
+        try:
+            text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
+        except OSError:
+            continue
+        for line in text.splitlines():
+            m, up = _SUCCESS.search(line), line.upper()
+            before = [w.lower() for w in line[:m.start()].split()[-2:]] if m else []
+            negated = any(w in ("not", "no", "never") or w.endswith("n't") for w in before)
+            if m and not negated and not (_SHOUTED_FAILURE.search(up) and not _NONE_SHOUTED.search(up)):
+                found = (line.strip()[:120], m.group(1), attempt.stdout)
+    return found
+
+
 def _spacing(regex: str) -> str:
     """What the whitespace of `regex` is where a text that folds runs of whitespace into one space (a wrapped
     explanation) hides it: " (2 spaces after 'CHECK')", a tab, a space at its end; "" for single spaces between
@@ -1161,7 +1186,8 @@ class RunNote:
 
     Attributes:
         kind: what it is about, a stable name: "unchecked_failure" (the output says a check failed, and nothing but
-            the exit status checks it), "memory_fallback" (R452), "unmatched_statement" (R453),
+            the exit status checks it), "unchecked_success" (the output says a check passed, and nothing but the
+            exit status checks it), "memory_fallback" (R452), "unmatched_statement" (R453),
             "must_epoch_override" (R455).
         code: the mapper's note code ("R452", "R453", "R455"), or None for a note of mapperopt's own.
         text: the words, one line or several (R452's: a summary line, then one line for each skipped kind).
@@ -1215,6 +1241,15 @@ def run_notes(result) -> list[RunNote]:
             f"nothing checks the output but the exit status, and the program printed {line!r} ({where} in the "
             f"run folder); to fail a run whose output says so, give a pattern that only a correct output "
             f"matches: {how}"), title="Output not checked"))
+    elif result.ok and (success := unchecked_success(result)):
+        line, word, where = success
+        s = result.settings or {}
+        how = (f"`verify: {{pattern: {shlex.quote(word)}}}` in {s['app_file']}" if s.get("app_file") else
+               f"`--verify-pattern {shlex.quote(word)}`")
+        notes.append(RunNote("unchecked_success", None, (
+            f"nothing checks the output but the exit status, though the program printed {line!r} ({where} in the "
+            f"run folder); so that a run with wrong results fails, give the pattern a correct output prints: {how}"),
+            title="Output not checked"))
     if result.ok and (longer := metric_over_wall(result)):
         notes.append(RunNote("metric_over_wall", None, longer, title="Metric longer than the execution"))
     for text in mapper_notes(result):

@@ -42,9 +42,8 @@ from mapperopt.records import RESULT_FIELDS
 
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
 FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
-# Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it
-ADAPTIVE_TIMEOUT = (f"a proposed mapper gets {TIMEOUT_FACTOR:g}x the longest execution of the run's best so far, at "
-                    f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
+# Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it (docs/tuning.md in full)
+ADAPTIVE_TIMEOUT = f"{TIMEOUT_FACTOR:g}x the best's longest execution, {MIN_TIMEOUT_S:g} to the size's timeout"
 
 
 def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
@@ -798,6 +797,7 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     said to `said`."""
     from rich.markup import escape
 
+    from mapperopt.benchmarks.commands import print_whole
     from mapperopt.benchmarks.userapp import run_notes
     from mapperopt.records import RunResult
 
@@ -813,7 +813,7 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     for note in notes:  # as `run` prints them
         said.add(note.text)
         if note.title:
-            console.print(f"[yellow]{note.title}:[/] {escape(note.text)}")
+            print_whole(console, note.title, note.text, "yellow")
         else:
             console.print(note.text, markup=False, soft_wrap=True)
 
@@ -862,52 +862,40 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "
                    "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
-              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install '.[llm]'` in the "
-                   "checkout); `guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip "
-                   f"install '.[baselines]'` in the checkout) [default: {default_optimizer(True)} when an endpoint is "
-                   f"configured, else {default_optimizer(False)}].")
+              help="`trace` (a language model), `guided` (rules, no model) or a baseline "
+                   f"[default: {default_optimizer(True)} with an endpoint, else {default_optimizer(False)}].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
-              help="Measured executions of each proposed mapper at --size, at least (the optimizer sees their trimmed "
-                   "mean); the reference mappers are measured with exactly this many.")
+              help="Executions of each proposed mapper at --size, at least; the reference mappers are measured "
+                   "with exactly this many.")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
-              help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
-                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
+              help=f"...and at most: until the 90 % interval is within {protocol.TARGET_HALF_WIDTH:.0%} of the "
+                   "trimmed mean or this many were measured.")
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
+              help=f"Least measured seconds per execution at --size [default: the size's, at least "
+                   f"{protocol.MIN_TIME_S:g}; not with --app].")
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
-              help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
-                   f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
-                   "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
-                   "best and the final comparison get the size's].")
+              help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; references: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
 @click.option("--start", default="default", show_default=True,
-              help="Start program: `default` (Legion's default mapper in the DSL), `random` (a random point of the "
-                   "search space) or a DSL file.")
+              help="Start program: `default` (Legion's default mapper in the DSL), `random` or a DSL file.")
 @click.option("--baseline", type=click.Choice(sorted(BASELINES)), default="both", show_default=True,
-              help="Reference mappers: AutoGuide compares every mapper with them, and the final summary compares "
-                   "the best with them, measured together.")
+              help="Reference mappers, against which the feedback and the final comparison measure.")
 @click.option("--feedback-level", type=click.Choice(["raw", "explain", "suggest"]), default="suggest",
               show_default=True, help="How much of AutoGuide's feedback the optimizer gets (the paper's ablation).")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Executions of each mapper in the final comparison (the top candidates, the start and the "
-                   "references measured together at --size), one per interleaved round.")
+              help="Executions of each mapper in the final comparison at --size, one per interleaved round.")
 @click.option("--new", "new", is_flag=True,
               help="Start a new tuning folder even if the same command left an unfinished one.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
-                   "(BENCH or --app may be left out; given, it must be the folder's; options its settings fix are "
-                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger "
-                   "than its total (its final comparison kept in final-N/), else left as it is; a comparison's runs "
-                   "are extended by `mapperopt compare`.")
+              help="Continue the tuning run in this folder; a finished run is extended when --iters is larger than "
+                   "its total.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
 @click.option("--llm-model", default=None, help="Model name [env MAPPEROPT_LLM_MODEL; default gpt-4o].")
 @click.option("--llm-api-key", default=None,
-              help="API key [env MAPPEROPT_LLM_API_KEY]; never stored (while the run lasts, `ps` shows a command "
-                   "line to other users: prefer the variable).")
+              help="API key [env MAPPEROPT_LLM_API_KEY, which `ps` does not show]; never stored.")
 @click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=click.IntRange(min=0), default=None,
@@ -1201,6 +1189,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         apart = []  # figures measured at another iteration count: marked, and said under the table
         for r in store.records:
             cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            if protocol.as_time(unit, 1):  # a time metric: the time alone (its throughput beside it wrapped each row)
+                cells[2:4] = [protocol.as_time(unit, v).strip(" ()") if v else "-" for v in
+                              (r.throughput, r.best_throughput if _succeeded(r) else None)]
             if other := recalibrated(r, store.settings.get("iterations")):
                 cells[2] += " [yellow]*[/]"
                 apart.append(f"iteration {r.iter} {other.split(':')[0]}")
@@ -1783,8 +1774,31 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                                                     f"processor{'s' * (util != 1)}'s)"))
     if not parts:
         return None
+    return next_line(parts, "run")
+
+
+def next_line(parts: list[str], extended: str) -> str:
+    """The `Next:` line of tune's and compare's summaries: what to do (`parts`), then how to search further: the same
+    command with a larger --iters, which extends the `extended` ("run", "comparison") rather than starting anew."""
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "
-            "run).")
+            f"{extended}).")
+
+
+def keep_reference(name: str, own_mapper: str | None = None) -> tuple[str, str]:
+    """How the summaries name the reference mapper `name` ("default" or "expert") and say to keep it: e.g. ("the
+    expert mapper", "use it (--mapper expert)"); the `default` reference of a program with its own mapper
+    (`own_mapper`) is that mapper."""
+    return {"default": ("the program's own mapper" if own_mapper else "Legion's default mapper",
+                        "keep it (run without --mapper)"),
+            "expert": ("the expert mapper", "use it (--mapper expert)")}[name]
+
+
+def run_command(program: list[str], mapper: Path, request: dict) -> str:
+    """The `mapperopt run` command that runs `mapper` on the program whose words are `program` (a benchmark's name,
+    or `--app` and its options: `spec_words`) as `request` (size, processors, memories, timeout, app_args) asked."""
+    words = _run_words(shlex.join(program), {"request": request})
+    at = words.index("--") if "--" in words else len(words)
+    return shlex.join(["mapperopt", "run", *words[:at], "--mapper", str(mapper), *words[at:]])
 
 
 def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool = False) -> str | None:
@@ -1875,9 +1889,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
                 f"within the noise, so the start program{where} is as good by these measurements. {pick}")
     if not faster:
         return f"Best mapper: {head}:"
-    keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",
-                        "keep it (run without --mapper)"),
-            "expert": ("the expert mapper", "use it (--mapper expert)")}
+    keep = {n: keep_reference(n, summary.get("own_mapper")) for n in ("default", "expert")}
     (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
     also = f" ({others[0]} is significantly faster too)" if others else ""
     return (f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}. "
@@ -1899,8 +1911,9 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
 
     rounds = summary["rounds"]
     table = Table(title=f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
-                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
-                        "first, then the candidates from the fastest")
+                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs it: the ratio of "
+                        "the best's figure to the row's, with its interval); the reference mappers first, then the "
+                        "candidates from the fastest")
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
     # `0.00124-0.001…`); a cell wraps between them
     def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
@@ -1910,32 +1923,48 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         few = len(e["values"]) < protocol.MIN_INTERVAL_VALUES
         return "-" if few else protocol.figure(unit, e["low"], e["high"])
 
-    def spread(e: dict) -> str:  # one execution has none: "0%" would look exact
-        return "1 execution: no spread" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
+    def spread(e: dict) -> str:  # one execution has none: "0%" would look exact (said under the table)
+        return "-" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
 
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
     metric = "time" if protocol.as_time(unit, 1) else "throughput"
     widths = {metric: max([len(w) for e in figures for w in value(e).split()], default=0),
               "interval": max([len(w) for e in figures for w in interval(e).split()], default=0)}
-    for col in ("mapper", metric, "interval", "spread", "best vs it (interval of the ratio)"):
+    for col in ("mapper", metric, "interval", "spread", "best vs it"):
         table.add_column(col, min_width=widths.get(col))
     own = summary.get("own_mapper")
     labels = {"default": _label("default", own), summary["start"]: f"{summary['start']} (start)",
               summary["best"]: f"{summary['best']} (best)"}
     if summary["start"] == summary["best"]:
         labels[summary["best"]] = f"{summary['best']} (start, best)"
+    # A reason that every row would repeat is said once, under the table (a narrow console wrapped each row's
+    # copy over several lines): why ratios have no interval, where all share one, and why each mapper failed.
+    unshown = {c.no_interval for name in summary["measured"] if name != summary["best"]
+               and (c := _comparison(summary, name)) and c.no_interval}
+    once = next(iter(unshown)) if len(unshown) == 1 else None
+    failed: dict[str, list[str]] = {}  # reason -> the mappers that failed with it
+    below = []
     for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
         c = _comparison(summary, name)
         if est is None:
-            table.add_row(labels.get(name, name), "[red]failed[/]", "", "", escape(m["reason"] or ""))
+            failed.setdefault(m["reason"] or "no reason recorded", []).append(labels.get(name, name))
+            table.add_row(labels.get(name, name), "[red]failed[/]", "", "", "")
             continue
-        ratio = "-" if name == summary["best"] else (
+        ratio = "-" if name == summary["best"] or not c else (
             # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
-            c.text() + ("" if c.significant or c.no_interval else " [yellow](n.s.)[/]")
-            if c else "-")
+            f"{c.ratio:.{c.decimals()}f}x" if c.no_interval and c.no_interval == once else
+            c.text() + ("" if c.significant or c.no_interval else " [yellow](n.s.)[/]"))
         table.add_row(labels.get(name, name), value(est), interval(est), spread(est), ratio)
     console.print(table)
+    if any(len(e["values"]) < protocol.MIN_INTERVAL_VALUES for e in figures):
+        below.append(f"No interval (-) from fewer than {protocol.MIN_INTERVAL_VALUES} executions"
+                     + ("; no spread (-) from one" if any(len(e["values"]) == 1 for e in figures) else "") + ".")
+    if once:
+        below.append(f"Best vs it: {once}.")
+    below += [f"{', '.join(names)} failed: {reason}" for reason, names in failed.items()]
+    for line in below:
+        console.print(line, markup=False)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({_label(name, own): (est, summary["measured"][name].get("time_s"))

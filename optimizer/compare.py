@@ -78,9 +78,9 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, changed_build,
-                                          check_options, check_start_file, memory_now, option_words,
-                                          print_new_notes, require_known_size, require_same_build,
-                                          require_same_machine, require_start_file, tests_size_note)
+                                          check_options, check_start_file, keep_reference, memory_now, next_line,
+                                          option_words, print_new_notes, require_known_size, require_same_build,
+                                          require_same_machine, require_start_file, run_command, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -2389,6 +2389,56 @@ def format_table(summary: dict) -> str:
     return "\n".join([*lines, *said, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
 
 
+def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list[str]:
+    """The comparison's last lines (as tune's summary ends): the best mapper found, the best program of the run with
+    the highest score in the final measurement (the table's `best` column; the first such run on a tie), with its
+    file and the `mapperopt run` command that runs it as the comparison did; then a `Next:` line: use it where its
+    score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no run's best worked in
+    the final measurement, or its file is gone."""
+    from mapperopt.benchmarks import load_config
+    from mapperopt.benchmarks.apps import processor_counts
+
+    rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
+    if not rows:
+        return []
+    best = max(rows, key=lambda r: r["normalized"])  # max keeps the first of equal scores
+    run = folder / best["folder"]  # its best.dsl, else (deleted) the iteration's own copy
+    path = next((p for p in (run / "best.dsl", run / f"iter-{best['best_iter']:03d}" / "mapper.dsl") if p.is_file()),
+                None)
+    if path is None:
+        return []
+    s = summary.get("settings", {})
+    app_args = [str(a) for a in s.get("app_args") or []]
+    try:
+        size = load_config(bench).size(s.get("size", "ci"))
+        cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
+    except MapperoptError:  # a size the configuration no longer has: the counts are named
+        cpus = gpus = None
+    request = {"size": s.get("size", "ci"), "cpus": s.get("cpus") if s.get("cpus") != cpus else None,
+               "gpus": s.get("gpus") if s.get("gpus") != gpus else None, **(s.get("memory") or {}),
+               "timeout_s": s.get("timeout_s"), "app_args": app_args}
+    command = run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], path, request)
+    own = summary.get("own_mapper")
+    named, keep = keep_reference(summary.get("reference", "expert"), own)
+    score = f"{best['normalized']:.2f}"
+    lines = [f"Best mapper: iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run "
+             f"{best['repeat']}), the highest score in the final measurement ({score}, {named}'s = 1): {path}; run "
+             f"it with: {command}"]
+    interval = (summary.get("score_intervals") or {}).get(best["folder"])
+    if interval and interval[1] > 1:
+        lines.append(next_line([f"use it ({command}): its score's {100 * protocol.CONFIDENCE:.0f} % interval, "
+                                f"{interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1"], "comparison"))
+        return lines
+    confidence = f"{100 * protocol.CONFIDENCE:.0f} % interval"
+    why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
+           interval[2] < 1 else
+           f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, holds 1" if interval else
+           f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more")
+    lines.append(next_line([f"{keep.replace('it', named, 1)}: the best mapper found is not shown faster than it: "
+                            f"{why}"], "comparison"))
+    return lines
+
+
 def _report_paths(folder: Path) -> dict[str, Path]:
     """The comparison's report files, by name.
 
@@ -2595,56 +2645,42 @@ class Heartbeat:
 @size_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first run.")
 @click.option("--start", default="random", show_default=True,
-              help="Start program of every run: `random` (a random point per run number, the same for every "
-                   "optimizer; unlike `tune`, which starts from `default`), `default` or a DSL file.")
+              help="Start program of every run: `random` (per run number; `tune` starts from `default`), `default` "
+                   "or a DSL file.")
 @click.option("--repeats", type=click.IntRange(min=1), default=None,
-              help="Measured executions of each proposed mapper at --size, at least (the optimizers see their "
-                   "trimmed mean); the reference mapper's first measurement has exactly this many "
-                   f"[default: {protocol.MIN_REPEATS}].")
+              help="Executions of each proposed mapper at --size, at least; the reference mapper's first "
+                   f"measurement has exactly this many [default: {protocol.MIN_REPEATS}].")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=None,
-              help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
-                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
-                   f"[default: {protocol.MAX_REPEATS}].")
+              help=f"...and at most: until the 90 % interval is within {protocol.TARGET_HALF_WIDTH:.0%} of the "
+                   f"trimmed mean or this many were measured [default: {protocol.MAX_REPEATS}].")
 @click.option("--executions", "old_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
+              help=f"Least measured seconds per execution at --size [default: the size's, at least "
+                   f"{protocol.MIN_TIME_S:g}; not with --app].")
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
-              help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
-                   f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
-                   "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
-                   "re-measurement with the best and the final measurement get the size's].")
+              help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; the reference: the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Executions of each mapper in the final measurement (the reference and every run's best "
-                   "measured together at --size), one per interleaved round.")
+              help="Executions of each mapper in the final measurement at --size, one per interleaved round.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Continue the comparison in this folder (e.g. an older one of the same settings) with its own "
-                   "settings: BENCH and the options that identify a comparison come from it (a program of yours: "
-                   "give its --app again); --optimizers, --runs and --iters default to its last command's, "
-                   "--final-rounds to its final measurement's.")
+              help="Continue the comparison in this folder with its settings (a program of yours: give --app "
+                   "again).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Tuning runs (and groups of the final measurement) at a time, each in its own process pinned to "
-                   "its own cores.")
+              help="Tuning runs at a time, each pinned to its own cores.")
 @click.option("--cpus-per-job", type=click.IntRange(min=1), default=None,
-              help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
-                   "shared out evenly]. --cpus defaults to these less the utility processors'.")
+              help="Host cores of each job [default: with --jobs 1 no pinning; else this process's cores shared out "
+                   "evenly].")
 @click.option("--remeasure", metavar="RUNS", default=None,
-              help="Measure again, with the reference, the groups of the final measurement that measured the best "
-                   "programs of these run numbers (comma-separated, from 1; every optimizer's run of each), with "
-                   "every run they hold (one job makes one group of all runs: every run is measured again), e.g. "
-                   "after a final measurement on a loaded machine; the earlier groups move to `replaced` in "
-                   "final.json once it ends.")
-@click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
-                                                  "from the runs and final measurements finished so far (only "
-                                                  "printed when --optimizers, --runs or --iters differ from the "
-                                                  "command that last ran the comparison).")
+              help="Measure again, with the reference, the final measurement's groups that hold these run numbers "
+                   "(e.g. 1,3), with every run they hold.")
+@click.option("--report-only", is_flag=True, help="Run and measure nothing: write the report from what has "
+                                                  "finished so far.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsize, seed, start, repeats, max_repeats,
@@ -2766,6 +2802,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
+    for line in best_mapper_lines(summary, folder, bench):
+        console.print(line, markup=False)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",

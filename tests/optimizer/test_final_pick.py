@@ -365,7 +365,8 @@ def test_single_executions_are_never_significant(tmp_path, monkeypatch):
 
 def test_a_single_execution_row_shows_no_spread_and_no_interval(tmp_path, monkeypatch):
     """The final table gave a one-execution row a spread of `0%` and the figure again as its interval
-    (`1.473 GFLOPS`): exact-looking. It says that one execution has no spread; its title counts one round."""
+    (`1.473 GFLOPS`): exact-looking. It says that one execution has no spread, once under the table (every row said
+    it, wrapped over lines at 80 columns); its title counts one round."""
     final = {"iter-2": [2.36], "iter-1": [2.0], "default": [1.473]}
     summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=1)
     out = printed(summary)
@@ -373,8 +374,11 @@ def test_a_single_execution_row_shows_no_spread_and_no_interval(tmp_path, monkey
     rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
     assert len(rows) == 3, out
     for mapper, value, interval, spread, _ in rows:
-        assert spread.strip() == "1 execution: no spread" and interval.strip() == "-", (mapper, interval, spread)
-    assert "1.18x (one execution each: no interval)" in out and "(1.18-1.18)" not in out, out
+        assert spread.strip() == "-" and interval.strip() == "-", (mapper, interval, spread)
+    # why, once under the table rather than on every row
+    assert "No interval (-) from fewer than 3 executions; no spread (-) from one." in out, out
+    assert "Best vs it: one execution each: no interval." in out and "(1.18-1.18)" not in out, out
+    assert "1.18x (one execution each: no interval)" in out, out  # the comparison's own line
 
 
 def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypatch):

@@ -174,3 +174,40 @@ def test_compare_says_each_note_of_its_runs_once_in_runs_words(timed_exe, tmp_pa
     assert flat.count(text) == 1 and flat.index("random #1 iter 1/2") < flat.index(text), (text, out)
     assert flat.index(text) < flat.index("random #1 iter 2/2"), out
     assert flat.count("Output not checked:") == 1, out
+
+
+def test_run_and_tune_offer_the_verify_pattern_a_passing_output_prints(timed_exe, tmp_path, capsys, monkeypatch):
+    """A program that prints `Result: PASSED` with nothing but its exit status checked: a mapper that made it compute
+    wrong numbers would still run "ok", and nothing said that the line it prints could catch that. `run` (and `run
+    --json`'s notes) and `tune` offer it as the verify pattern, the application file's key for a file; not where a
+    pattern checks the output, nor for a line that says the check did not pass."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.dsl").write_text("Task * CPU;\n")
+    for name, line in (("passes.sh", "Result: PASSED"), ("negated.sh", "result not correct")):
+        script = tmp_path / name
+        script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "{line}"\n')
+        script.chmod(0o755)
+    metric = ["--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
+    code, out, err = _run(capsys, "--app", "./passes.sh", *metric, "--mapper", "m.dsl", "--once", "--out", "script")
+    assert code == 0 and "│ status │ ok │" in out, out + err
+    assert ("Output not checked: nothing checks the output but the exit status, though the program printed "
+            "'Result: PASSED' (stdout.txt in the run folder); so that a run with wrong results fails, give the "
+            "pattern a correct output prints: `--verify-pattern PASSED`") in out, out
+    code, result = _run_json(capsys, "--app", "./passes.sh", *metric, "--mapper", "m.dsl", "--once", "--out", "json")
+    assert code == 0 and [n["kind"] for n in result["notes"]] == ["unchecked_success"], result
+    # the pattern offered checks it: given, the output is checked and nothing more is said
+    code, out, err = _run(capsys, "--app", "./passes.sh", *metric, "--verify-pattern", "PASSED", "--mapper", "m.dsl",
+                          "--once", "--out", "checked")
+    assert code == 0 and "│ verified │ yes" in out and "Output not checked" not in out, out + err
+    code, out, err = _run(capsys, "--app", "./negated.sh", *metric, "--mapper", "m.dsl", "--once", "--out", "negated")
+    assert code == 0 and "Output not checked" not in out, out + err
+    # an application file without a verify key: its key
+    Path("app.yaml").write_text("executable: ./passes.sh\nsizes: {ci: {cpus: 1}}\n"
+                                "metric: {regex: 'elapsed: (\\S+) ms', unit: ms}\n")
+    code, out, err = _run(capsys, "--app", "app.yaml", "--mapper", "m.dsl", "--once", "--out", "file")
+    assert code == 0 and "`verify: {pattern: PASSED}` in app.yaml" in out, out + err
+    # tune says it once, after the iteration whose run first printed it
+    assert main(["tune", "--app", "./passes.sh", *metric, "--start", "m.dsl", "--iters", "2", "--baseline", "none",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert flat.count("`--verify-pattern PASSED`") == 1 and flat.index("iter 1/2") < flat.index("PASSED'"), flat

@@ -1,0 +1,50 @@
+"""What `compare` ends with: the best mapper it found (the run, its iteration, the .dsl file) and the `mapperopt run`
+command that runs it as the comparison did, then a `Next:` line as tune's summary has. Once it said only where its
+table and plot were, so the mapper a user was after had to be looked for in summary.json and the run folders. A real
+comparison of two optimizers on Circuit (ci size), its printed command run as printed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from mapperopt.cli import main
+
+FAST = ["--size", "ci", "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "1"]
+
+
+def _lines(text: str, head: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(head)]
+
+
+def test_compare_names_the_best_mapper_its_file_and_the_command_that_runs_it(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    assert main(["compare", "circuit", "--optimizers", "guided,random", "--iters", "2", "--runs", "1", *FAST,
+                 "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    [folder] = (runs / "circuit").iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    best = max(summary["runs"], key=lambda r: r["normalized"])  # the table's `best` column: the highest score
+    path = folder / best["folder"] / "best.dsl"
+    # the file is the program the final measurement scored: that iteration's mapper
+    measured = folder / best["folder"] / f"iter-{best['best_iter']:03d}" / "mapper.dsl"
+    assert path.read_text() == measured.read_text()
+    [line] = _lines(out, "Best mapper:")
+    command = f"mapperopt run circuit --mapper {path}"
+    assert line == (f"Best mapper: iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run 1), "
+                    f"the highest score in the final measurement ({best['normalized']:.2f}, the expert mapper's = "
+                    f"1): {path}; run it with: {command}"), out
+    # one final round gives no interval: no gain is shown, so the reference is the one to keep, as tune says it
+    [step] = _lines(out, "Next:")
+    assert step == ("Next: use the expert mapper (--mapper expert): the best mapper found is not shown faster than "
+                    "it: its score has no 90 % interval, which takes --final-rounds 3 or more. To search further, "
+                    "give the same command a larger --iters (it extends this comparison)."), out
+    assert out.splitlines()[-2:] == [line, step], out  # the last words, after the file names
+    # the command runs that file on the comparison's processors
+    assert main(shlex.split(command)[1:]) == 0
+    ran = " ".join(capsys.readouterr().out.split())
+    assert "│ status │ ok │" in ran and f"(size ci, {summary['settings']['cpus']} CPU, 0 GPU)" in ran, ran
+    # a report of the finished comparison ends the same way
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    again = capsys.readouterr().out
+    assert _lines(again, "Best mapper:") == [line] and _lines(again, "Next:") == [step], again

@@ -1,0 +1,30 @@
+"""`compare` of a program of the user's (--app) ends, as a benchmark's comparison does, with its best mapper's file and
+the `mapperopt run` command that runs it: that command gives the program as the comparison did (--app, its metric and
+its own arguments after `--`), and runs as printed. tests/app/timed.cc."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from mapperopt.cli import main
+
+
+def test_compare_of_an_own_program_gives_the_run_command_of_its_best_mapper(timed_exe, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = ["--app", str(timed_exe), "--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
+    assert main(["compare", *app, "--optimizers", "random", "--runs", "1", "--iters", "2", "--repeats", "1",
+                 "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs", "--", "-reps", "2"]) == 0
+    out = capsys.readouterr().out
+    [folder] = (tmp_path / "runs").glob("*/compare-*")
+    best = max(json.loads((folder / "summary.json").read_text())["runs"], key=lambda r: r["normalized"])
+    path = folder.relative_to(tmp_path) / best["folder"] / "best.dsl"  # as --runs-dir was given: relative
+    command = shlex.join(["mapperopt", "run", *app, "--mapper", str(path), "--", "-reps", "2"])
+    [line] = [line for line in out.splitlines() if line.startswith("Best mapper:")]
+    assert line.endswith(f": {path}; run it with: {command}"), out
+    assert "(random, run 1)" in line and "Legion's default mapper's = 1" in line, out
+    [step] = [line for line in out.splitlines() if line.startswith("Next:")]
+    assert step.startswith("Next: keep Legion's default mapper (run without --mapper): "), out
+    assert main(shlex.split(command)[1:]) == 0
+    ran = " ".join(capsys.readouterr().out.split())
+    assert "timed with the best.dsl mapper" in ran and "│ status │ ok │" in ran, ran
