@@ -80,23 +80,56 @@ _METHOD_ARGS = {  # receiver, method -> argument types
 _PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", "ISpace": "tuple", "MSpace": "MSpace"}
 
 
-def _layout_at_run_time(constraints: list[str]) -> str:
+# What a benchmark's own code does with instances of another dimension order than its variant's constraint, by task
+# (E223's note names it only for a benchmark whose requirements of that task get them).
+_ORDER_FAILURES = {("stencil", "stencil"): "the CPU stencil kernel's stride assertion aborts",
+                   **{(gemm, "task_4"): "task_4's BLAS call aborts with `DGEMM parameter number N had an illegal value`"
+                      for gemm in ("cannon", "summa", "pumma", "johnson", "solomonik", "cosma")}}
+
+
+def _layout_at_run_time(constraints: list[str], app: AppDescription, tasks) -> str:
     """What a layout against a variant's layout constraint does at run time (E223, W312), `constraints` being those
-    of Legion's names it conflicts with, "Ordering" (a dimension order, SOA or AOS) and "Alignment": Legion checks a
-    mapper's instances against the variant only with -lg:safe_mapper (release builds), naming the constraint failed;
-    otherwise the task runs on them as they are."""
+    of Legion's names it conflicts with, "Ordering" (a dimension order, SOA or AOS) and "Alignment", for the
+    requirements of `tasks` (names) of `app`: Legion checks a mapper's instances against the variant only with
+    -lg:safe_mapper (release builds), naming the constraint failed; otherwise the task runs on them as they are. For a
+    benchmark, at which sizes `mapperopt run` passes that flag (its configuration) and what the code of those tasks
+    does (`_ORDER_FAILURES`); for a user's program, where the flag would go."""
     failed = " or ".join(f"`Invalid mapper output ... fails to satisfy the corresponding {c} layout constraint`"
                          for c in constraints)
+    stops = f"Legion stops the run when the task is mapped ({failed})"
+    own = [_ORDER_FAILURES[app.app, t] for t in dict.fromkeys(tasks)
+           if "Ordering" in constraints and not app.discovered_as and (app.app, t) in _ORDER_FAILURES]
     code = []
     if "Ordering" in constraints:
-        code.append("one that checks its strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal "
-                    "value`; the CPU stencil kernel's stride assertion), one that reads through the strides works, "
-                    "one that assumes the order computes wrong numbers")
+        code.append("one that checks its strides aborts, one that reads through the strides works, one that assumes "
+                    "the order computes wrong numbers")
     if "Alignment" in constraints:
         code.append("one that assumes the alignment (aligned vector loads) may crash or compute wrong numbers")
-    return ("at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, "
-            f"which stops the run when the task is mapped ({failed}); without it the task runs on these instances and "
-            f"its own code decides: {'; '.join(code)}")
+    decides = f"the task runs on these instances and its own code decides: {'; '.join(code)}" + (
+        f" (here {' and '.join(own)})" if own else "")
+    safe = None
+    if not app.discovered_as:
+        from mapperopt.benchmarks.apps import known_benchmarks, load_config
+
+        if app.app in known_benchmarks():
+            sizes = load_config(app.app).sizes
+            safe = [s for s, c in sizes.items() if "-lg:safe_mapper" in c.legion_flags]
+            others = [s for s in sizes if s not in safe]
+    if safe is None:
+        return ("at run time: Legion checks instances against a variant's layout constraints only when the run's flags "
+                "include -lg:safe_mapper (`legion_flags` in the application file), which stops the run when the task "
+                f"is mapped ({failed}); without it {decides}")
+    if not safe:
+        return (f"at run time: `mapperopt run {app.app}` passes no -lg:safe_mapper, so {decides}; with it (given after "
+                f"`--`), {stops}")
+    return (f"at run time: `mapperopt run {app.app}` passes -lg:safe_mapper at size{'s' if len(safe) > 1 else ''} "
+            f"{_listed(safe)}, where {stops}" + (
+                f"; at size{'s' if len(others) > 1 else ''} {_listed(others)}, without it, {decides}" if others else ""))
+
+
+def _listed(names) -> str:
+    """`names` as a sentence lists them: "a", "a and b", "a, b and c"."""
+    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
 
 
 def _sized_hints(kinds) -> tuple[str, ...]:
@@ -2097,7 +2130,7 @@ class _Checker:
             failed = ["Ordering"] * bool({"dims", "order"} & deciders.keys()) + ["Alignment"] * ("align" in deciders)
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
-                     (_layout_at_run_time(failed),))
+                     (_layout_at_run_time(failed, self.app, [f[2].name for f in fixes]),))
 
     def _padded_elements(self, ev: Evaluator):
         """W327 when a benchmark's requirement whose BLAS leaf needs row-major tiles (the description's `layout`,
