@@ -2282,8 +2282,7 @@ class _Checker:
             sizes = {held[f] for f in r.fields}
             field_size = f"{next(iter(sizes))}-byte " if len(sizes) == 1 and None not in sizes else ""
             reasons[f"{_layout_words(got)} pads each {field_size}field to {pad} bytes" if by_align else
-                    f"the field space of region '{root}' has {len(held)} fields, {_and(list(held))}, and each instance "
-                    "mapperopt makes holds every field of its field space"] = None
+                    f"each instance holds all {len(held)} fields of '{root}': {_and(list(held))}"] = None
         gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
                           f"instances with {stride}" for stride, whats in strides.items())
         fixed = "a Realm bug fixed upstream in StanfordLegion/realm#436, not in the legate wheel"
@@ -2301,10 +2300,11 @@ class _Checker:
                          for t, ix in tasks.items()]
                 names = names[:4] + ([f"{len(names) - 4} more"] if len(names) > 4 else [])
                 kept.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout}")
-            message = (f"{what}, but {'; '.join(kept)} on these fields: Realm copies between the two layouts, and in "
-                       "the installed Realm such copies can crash when they run over a sparse partition (an image or "
-                       "an aliased partition) and the AOS elements hold several fields or are padded "
-                       f"({crash}); {fixed}")
+            # Whether a partition is sparse or aliased, neither discovery nor a benchmark's description records.
+            source = "discovery does" if self.app.discovered_as else "the benchmark's description does"
+            message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts: a "
+                       "crash risk only over a sparse or aliased partition (an image, a preimage), not an equal or "
+                       f"block one; {source} not record which (StanfordLegion/realm#436)")
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":
