@@ -123,13 +123,8 @@ def _layout_at_run_time(constraints: list[str], app: AppDescription, tasks) -> s
         return (f"at run time: `mapperopt run {app.app}` passes no -lg:safe_mapper, so {decides}; with it (given after "
                 f"`--`), {stops}")
     return (f"at run time: `mapperopt run {app.app}` passes -lg:safe_mapper at size{'s' if len(safe) > 1 else ''} "
-            f"{_listed(safe)}, where {stops}" + (
-                f"; at size{'s' if len(others) > 1 else ''} {_listed(others)}, without it, {decides}" if others else ""))
-
-
-def _listed(names) -> str:
-    """`names` as a sentence lists them: "a", "a and b", "a, b and c"."""
-    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+            f"{_and(safe)}, where {stops}" + (
+                f"; at size{'s' if len(others) > 1 else ''} {_and(others)}, without it, {decides}" if others else ""))
 
 
 def _sized_hints(kinds) -> tuple[str, ...]:
@@ -1256,7 +1251,10 @@ class _Checker:
                 if info is None and isinstance(s, A.ControlReplicateStmt) and app.top_level is not None \
                         and ident.name == app.top_level.name:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
-                if info is None and app.top_level is not None and ident.name == app.top_level.name:
+                # The top-level task, whether a benchmark's description names it only as its tasks' parent or a
+                # program's discovery lists it: the same rule for both.
+                if app.top_level is not None and ident.name == app.top_level.name and (
+                        info is None or not isinstance(s, A.ControlReplicateStmt)):
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
                     self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it "
                                      "only in ControlReplicate; the others reach it through `*` or a kind selector",
@@ -1607,6 +1605,13 @@ class _Checker:
             elif isinstance(s, A.RegionStmt) and all(t.inner for t in infos):
                 self.add("W305", "Region has no effect: the tasks are inner tasks, whose regions are mapped "
                                  "virtually", s.loc)
+            if isinstance(s, (A.RegionStmt, A.LayoutStmt)) and (bare := [t.name for t in infos if not t.regions]):
+                seen = " (as launched in discovery)" if self.app.discovered_as else ""
+                plural = len(bare) > 1
+                self.add("W305", f"{type(s).__name__.removesuffix('Stmt')} has no effect on {_and(bare)}: "
+                                 f"{'they have' if plural else 'it has'} no region arguments{seen}", s.loc,
+                         ("remove the statement" if len(bare) == len(sel.names) else
+                          f"remove {_and(bare)} from its task list",))
             elif isinstance(s, A.CollectMemoryStmt):
                 selected = [(t, r) for t in infos for r in t.regions if s.region.is_wildcard or (
                     s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
