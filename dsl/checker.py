@@ -117,8 +117,8 @@ def _layout_at_run_time(constraints: list[str], app: AppDescription, tasks) -> s
             others = [s for s in sizes if s not in safe]
     if safe is None:
         return ("at run time: Legion checks instances against a variant's layout constraints only when the run's flags "
-                "include -lg:safe_mapper (`legion_flags` in the application file), which stops the run when the task "
-                f"is mapped ({failed}); without it {decides}")
+                "include -lg:safe_mapper (`legion_flags` in the application file, or after `--`), which stops the "
+                f"run when the task is mapped ({failed}); without it {decides}")
     if not safe:
         return (f"at run time: `mapperopt run {app.app}` passes no -lg:safe_mapper, so {decides}; with it (given after "
                 f"`--`), {stops}")

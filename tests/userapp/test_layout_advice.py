@@ -145,8 +145,8 @@ def test_aos_of_several_fields_beside_soa_is_warned_of_and_crashes_realms_copies
         runs[name] = (runs[name], code, json.loads((tmp_path / name / "feedback.json").read_text()))
     out, code, fb = runs["mix"]
     assert ("mix.dsl:2:1: warning[W330]: line 2's `Layout spmv * * AOS;` gives argument 0 (owned) of spmv and argument "
-            "1 (edge_pieces) of spmv AOS instances with an element stride of 24 bytes (each instance holds all 3 fields "
-            "of 'nodes': color, val and acc") in out, out
+            "1 (edge_pieces) of spmv AOS instances with an element stride of 24 bytes (each instance holds all 3 "
+            "fields of 'nodes': color, val and acc") in out, out
     assert "init_nodes (argument 0), total (argument 0) and init_edges (argument 0) keep SOA" in out, out
     assert ("hint: give every task that uses these fields the same layout, e.g. `Layout * nodes * AOS;` and "
             "`Layout * edges * AOS;`") in out, out
