@@ -1584,7 +1584,10 @@ class _Checker:
             sel = getattr(s, "tasks", None)
             if sel is None or sel.names is None:
                 continue
-            infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
+            top = self.app.top_level
+            # not the top-level task, which a statement names only in ControlReplicate (E202)
+            infos = [self.app.task(i.name) for i in sel.names
+                     if self.app.task(i.name) is not None and (top is None or i.name != top.name)]
             if not infos:
                 continue
             if (isinstance(s, (A.RegionStmt, A.InstanceLimitStmt, A.LayoutStmt))

@@ -29,6 +29,7 @@ def test_the_top_level_task_is_named_only_in_control_replicate_in_a_program_as_i
         code, out = check(tmp_path, capsys, f"Task * CPU;\n{TUNABLE if program is app else ''}Region {top} * CPU "
                           "SYSMEM;\n", *program)
         assert code != 0 and f"error[E202]: task '{top}' is the top-level task" in out, out
+        assert "W305" not in out, out  # nothing more of a statement that cannot name it
         code, out = check(tmp_path, capsys, f"Task * CPU;\n{TUNABLE if program is app else ''}ControlReplicate "
                           f"{top};\n", *program)
         assert code == 0 and "E202" not in out, out
