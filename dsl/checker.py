@@ -80,23 +80,51 @@ _METHOD_ARGS = {  # receiver, method -> argument types
 _PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", "ISpace": "tuple", "MSpace": "MSpace"}
 
 
-def _layout_at_run_time(constraints: list[str]) -> str:
+# What a benchmark's own code does with instances of another dimension order than its variant's constraint, by task
+# (E223's note names it only for a benchmark whose requirements of that task get them).
+_ORDER_FAILURES = {("stencil", "stencil"): "the CPU stencil kernel's stride assertion aborts",
+                   **{(gemm, "task_4"): "task_4's BLAS call aborts with `DGEMM parameter number N had an illegal value`"
+                      for gemm in ("cannon", "summa", "pumma", "johnson", "solomonik", "cosma")}}
+
+
+def _layout_at_run_time(constraints: list[str], app: AppDescription, tasks) -> str:
     """What a layout against a variant's layout constraint does at run time (E223, W312), `constraints` being those
-    of Legion's names it conflicts with, "Ordering" (a dimension order, SOA or AOS) and "Alignment": Legion checks a
-    mapper's instances against the variant only with -lg:safe_mapper (release builds), naming the constraint failed;
-    otherwise the task runs on them as they are."""
+    of Legion's names it conflicts with, "Ordering" (a dimension order, SOA or AOS) and "Alignment", for the
+    requirements of `tasks` (names) of `app`: Legion checks a mapper's instances against the variant only with
+    -lg:safe_mapper (release builds), naming the constraint failed; otherwise the task runs on them as they are. For a
+    benchmark, at which sizes `mapperopt run` passes that flag (its configuration) and what the code of those tasks
+    does (`_ORDER_FAILURES`); for a user's program, where the flag would go."""
     failed = " or ".join(f"`Invalid mapper output ... fails to satisfy the corresponding {c} layout constraint`"
                          for c in constraints)
+    stops = f"Legion stops the run when the task is mapped ({failed})"
+    own = [_ORDER_FAILURES[app.app, t] for t in dict.fromkeys(tasks)
+           if "Ordering" in constraints and not app.discovered_as and (app.app, t) in _ORDER_FAILURES]
     code = []
     if "Ordering" in constraints:
-        code.append("one that checks its strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal "
-                    "value`; the CPU stencil kernel's stride assertion), one that reads through the strides works, "
-                    "one that assumes the order computes wrong numbers")
+        code.append("one that checks its strides aborts, one that reads through the strides works, one that assumes "
+                    "the order computes wrong numbers")
     if "Alignment" in constraints:
         code.append("one that assumes the alignment (aligned vector loads) may crash or compute wrong numbers")
-    return ("at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, "
-            f"which stops the run when the task is mapped ({failed}); without it the task runs on these instances and "
-            f"its own code decides: {'; '.join(code)}")
+    decides = f"the task runs on these instances and its own code decides: {'; '.join(code)}" + (
+        f" (here {' and '.join(own)})" if own else "")
+    safe = None
+    if not app.discovered_as:
+        from mapperopt.benchmarks.apps import known_benchmarks, load_config
+
+        if app.app in known_benchmarks():
+            sizes = load_config(app.app).sizes
+            safe = [s for s, c in sizes.items() if "-lg:safe_mapper" in c.legion_flags]
+            others = [s for s in sizes if s not in safe]
+    if safe is None:
+        return ("at run time: Legion checks instances against a variant's layout constraints only when the run's flags "
+                "include -lg:safe_mapper (`legion_flags` in the application file, or after `--`), which stops the "
+                f"run when the task is mapped ({failed}); without it {decides}")
+    if not safe:
+        return (f"at run time: `mapperopt run {app.app}` passes no -lg:safe_mapper, so {decides}; with it (given after "
+                f"`--`), {stops}")
+    return (f"at run time: `mapperopt run {app.app}` passes -lg:safe_mapper at size{'s' if len(safe) > 1 else ''} "
+            f"{_and(safe)}, where {stops}" + (
+                f"; at size{'s' if len(others) > 1 else ''} {_and(others)}, without it, {decides}" if others else ""))
 
 
 def _sized_hints(kinds) -> tuple[str, ...]:
@@ -1295,7 +1323,10 @@ class _Checker:
                 if info is None and isinstance(s, A.ControlReplicateStmt) and app.top_level is not None \
                         and ident.name == app.top_level.name:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
-                if info is None and app.top_level is not None and ident.name == app.top_level.name:
+                # The top-level task, whether a benchmark's description names it only as its tasks' parent or a
+                # program's discovery lists it: the same rule for both.
+                if app.top_level is not None and ident.name == app.top_level.name and (
+                        info is None or not isinstance(s, A.ControlReplicateStmt)):
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
                     self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it "
                                      "only in ControlReplicate; the others reach it through `*` or a kind selector",
@@ -1627,7 +1658,10 @@ class _Checker:
             sel = getattr(s, "tasks", None)
             if sel is None or sel.names is None:
                 continue
-            infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
+            top = self.app.top_level
+            # not the top-level task, which a statement names only in ControlReplicate (E202)
+            infos = [self.app.task(i.name) for i in sel.names
+                     if self.app.task(i.name) is not None and (top is None or i.name != top.name)]
             if not infos:
                 continue
             if (isinstance(s, (A.RegionStmt, A.InstanceLimitStmt, A.LayoutStmt))
@@ -1648,6 +1682,13 @@ class _Checker:
             elif isinstance(s, A.RegionStmt) and all(t.inner for t in infos):
                 self.add("W305", "Region has no effect: the tasks are inner tasks, whose regions are mapped "
                                  "virtually", s.loc)
+            if isinstance(s, (A.RegionStmt, A.LayoutStmt)) and (bare := [t.name for t in infos if not t.regions]):
+                seen = " (as launched in discovery)" if self.app.discovered_as else ""
+                plural = len(bare) > 1
+                self.add("W305", f"{type(s).__name__.removesuffix('Stmt')} has no effect on {_and(bare)}: "
+                                 f"{'they have' if plural else 'it has'} no region arguments{seen}", s.loc,
+                         ("remove the statement" if len(bare) == len(sel.names) else
+                          f"remove {_and(bare)} from its task list",))
             elif isinstance(s, A.CollectMemoryStmt):
                 selected = [(t, r) for t in infos for r in t.regions if s.region.is_wildcard or (
                     s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
@@ -2171,7 +2212,7 @@ class _Checker:
             failed = ["Ordering"] * bool({"dims", "order"} & deciders.keys()) + ["Alignment"] * ("align" in deciders)
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
-                     (_layout_at_run_time(failed),))
+                     (_layout_at_run_time(failed, self.app, [f[2].name for f in fixes]),))
 
     def _padded_elements(self, ev: Evaluator):
         """W327 when a benchmark's requirement whose BLAS leaf needs row-major tiles (the description's `layout`,
@@ -2323,8 +2364,7 @@ class _Checker:
             sizes = {held[f] for f in r.fields}
             field_size = f"{next(iter(sizes))}-byte " if len(sizes) == 1 and None not in sizes else ""
             reasons[f"{_layout_words(got)} pads each {field_size}field to {pad} bytes" if by_align else
-                    f"the field space of region '{root}' has {len(held)} fields, {_and(list(held))}, and each instance "
-                    "mapperopt makes holds every field of its field space"] = None
+                    f"each instance holds all {len(held)} fields of '{root}': {_and(list(held))}"] = None
         gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
                           f"instances with {stride}" for stride, whats in strides.items())
         fixed = "a Realm bug fixed upstream in StanfordLegion/realm#436, not in the legate wheel"
@@ -2342,10 +2382,11 @@ class _Checker:
                          for t, ix in tasks.items()]
                 names = names[:4] + ([f"{len(names) - 4} more"] if len(names) > 4 else [])
                 kept.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout}")
-            message = (f"{what}, but {'; '.join(kept)} on these fields: Realm copies between the two layouts, and in "
-                       "the installed Realm such copies can crash when they run over a sparse partition (an image or "
-                       "an aliased partition) and the AOS elements hold several fields or are padded "
-                       f"({crash}); {fixed}")
+            # Whether a partition is sparse or aliased, neither discovery nor a benchmark's description records.
+            source = "discovery does" if self.app.discovered_as else "the benchmark's description does"
+            message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts: a "
+                       "crash risk only over a sparse or aliased partition (an image, a preimage), not an equal or "
+                       f"block one; {source} not record which (StanfordLegion/realm#436)")
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":

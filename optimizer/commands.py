@@ -1743,6 +1743,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                      f"{keep}: tuning found nothing faster")
     own = summary.get("own_mapper")
     refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
+    if parts and default_start and not own and refs == ["default"]:
+        refs = []  # "keep Legion's default mapper" said it: the start is that mapping
     if refs and not any(beats(n) for n in refs):
         top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
         use = "--mapper expert" if top == "expert" else "run without --mapper"

@@ -2072,10 +2072,10 @@ def repeated_runs(outcomes: list[RunOutcome]) -> list[dict]:
 
 
 def _iteration_folder(o: RunOutcome, r: IterationRecord) -> str:
-    """Where iteration `r` of run `o` has its files, relative to the comparison's folder: its own folder, or the one
-    whose outcome it reused (an earlier iteration of the run, or another run's: `cached_from`)."""
-    if isinstance(r.cached_from, str):
-        return r.cached_from
+    """Where iteration `r` of run `o` has its files, relative to the comparison's folder: in the run's own folder, its
+    own iteration's, or the earlier iteration of the run whose outcome it reused (`cached_from`); one that reused
+    another run's outcome (the start program every optimizer's run shares) has its own folder, whose shared.json
+    says where that outcome was measured."""
     return f"{o.folder.name}/iter-{r.cached_from if isinstance(r.cached_from, int) else r.iter:03d}"
 
 
@@ -2093,7 +2093,8 @@ def _timeout_of(r: IterationRecord) -> float | None:
 def failure_kinds(outcomes: list[RunOutcome]) -> list[dict]:
     """What the failed iterations of `outcomes` (one optimizer's runs) were, most frequent first: per kind (AutoGuide's
     category, or the stage where it has none) {kind, stage (the first one's), count, example (an iteration folder
-    relative to the comparison's), timeout_s ([lowest, highest] limit for timeouts, else None)}."""
+    relative to the comparison's), timeout_s ([lowest, highest] limit for timeouts, else None), start (how many of
+    them are iteration 1: the start program every optimizer's run of a repeat shares, counted in each one's figure)}."""
     kinds: dict[str, dict] = {}
     for o in outcomes:
         for r in o.records:
@@ -2101,8 +2102,9 @@ def failure_kinds(outcomes: list[RunOutcome]) -> list[dict]:
                 continue
             kind = r.category if r.category and r.category != "unknown" else (r.stage or "unknown")
             entry = kinds.setdefault(kind, {"kind": kind, "stage": r.stage, "count": 0,
-                                            "example": _iteration_folder(o, r), "timeout_s": None})
+                                            "example": _iteration_folder(o, r), "timeout_s": None, "start": 0})
             entry["count"] += 1
+            entry["start"] += r.iter == 1
             if r.stage == "timeout" and (limit := _timeout_of(r)) is not None:
                 low, high = entry["timeout_s"] or (limit, limit)
                 entry["timeout_s"] = [min(low, limit), max(high, limit)]
@@ -2123,7 +2125,10 @@ def failure_line(name: str, kinds: list[dict], evaluations: int) -> str:
         return f"{k['count']} {k['kind']} (" + (f"{how}; " if how else "") + f"e.g. {k['example']})"
 
     failed = sum(k["count"] for k in kinds)
-    return f"Failed evaluations of {name} ({failed} of {evaluations}): " + ", ".join(map(said, kinds)) + "."
+    start = sum(k.get("start") or 0 for k in kinds)  # a summary.json written before it was counted has none
+    shared = (f"; {start} of them the start program (iteration 1), which every optimizer's run of a repeat shares: "
+              "it counts in each optimizer's figure") if start else ""
+    return f"Failed evaluations of {name} ({failed} of {evaluations}): " + ", ".join(map(said, kinds)) + shared + "."
 
 
 def check_kinds(outcomes: list[RunOutcome], results: list[dict]) -> dict[str, int]:

@@ -109,9 +109,11 @@ def test_the_layout_notes_quote_what_legion_prints():
     """The note of E223 and W312 quotes Legion's rejection of a layout (-lg:safe_mapper) as captured real runs show
     Legion printing it, for the dimension order and interleaving (the stencil) and the alignment (a user's program)."""
     from mapperopt.dsl.checker import _layout_at_run_time
+    from mapperopt.dsl.commands import load_app
 
     for name, constraint in (("stencil-layout_aos", "Ordering"), ("constrained-align_16", "Alignment")):
-        quoted = re.search(r"`Invalid mapper output \.\.\. (.*?)`", _layout_at_run_time([constraint]))[1]
+        quoted = re.search(r"`Invalid mapper output \.\.\. (.*?)`",
+                           _layout_at_run_time([constraint], load_app("stencil"), ["stencil"]))[1]
         assert quoted in load(name)[1].log, quoted
 
 

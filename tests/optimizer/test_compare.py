@@ -988,16 +988,21 @@ def test_the_failed_evaluations_are_said_by_kind_with_the_timeout_and_an_example
     failures = summary["failures"]
     assert set(failures) == {"opentuner", "optuna"}  # guided failed nothing: no entry, no line
     assert failures["opentuner"] == [{"kind": "timeout", "stage": "timeout", "count": 3,
-                                      "example": "opentuner-1/iter-001", "timeout_s": [50.06, 74.86]}]
+                                      "example": "opentuner-1/iter-001", "timeout_s": [50.06, 74.86], "start": 1}]
     blas, timeout = failures["optuna"]
-    # the example is where the files are: the iteration's own folder, or the one its outcome was reused from
+    # the example is in the run's own folder: the iteration's, or the earlier one whose outcome it reused
     assert blas == {"kind": "layout.blas", "stage": "run", "count": 3, "example": "optuna-1/iter-002",
-                    "timeout_s": None}
+                    "timeout_s": None, "start": 0}
+    # an outcome reused from another run (the shared start program): the iteration's own folder, not the other run's
+    shared = summarize([RunOutcome("optuna", 1, 0, [_blas(1, cached_from="random-1/iter-001")], None, None,
+                                   Path("optuna-1"))], expert=2.0)["failures"]["optuna"]
+    assert [(k["example"], k["start"]) for k in shared] == [("optuna-1/iter-001", 1)], shared
     assert timeout["count"] == 1 and timeout["timeout_s"] == [50.06, 50.06]
     lines = [line for line in under_table(summary) if line.startswith("Failed evaluations")]
     assert lines == [
         "Failed evaluations of opentuner (3 of 3): 3 timeout (killed after 50.06-74.86 s, the limit that applied: "
-        "too slow or stuck, no result checked; e.g. opentuner-1/iter-001).",
+        "too slow or stuck, no result checked; e.g. opentuner-1/iter-001); 1 of them the start program (iteration "
+        "1), which every optimizer's run of a repeat shares: it counts in each optimizer's figure.",
         "Failed evaluations of optuna (4 of 5): 3 layout.blas (at stage run; e.g. optuna-1/iter-002), 1 timeout "
         "(killed after 50.06 s, the limit that applied: too slow or stuck, no result checked; e.g. "
         "optuna-1/iter-005)."], lines

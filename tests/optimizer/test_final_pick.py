@@ -766,3 +766,27 @@ def test_a_next_step_on_one_cpu_says_there_is_no_placement_to_tune(tmp_path, mon
     for processors in ((2, 0, 1), (1, 1, 1)):
         step = commands.next_step(summary, default_start=True, processors=processors) or ""
         assert "no placement" not in step, step
+
+
+def test_a_next_step_that_keeps_the_default_mapper_says_so_once(tmp_path, monkeypatch):
+    """A user's program tuned from Legion's default mapping with the default mapper as its only reference: the Next
+    line said "keep Legion's default mapper (run without --mapper): best.dsl is not shown to be faster than it here;
+    no candidate beat the default mapper (run without --mapper)", the same advice twice. It is said once; with the
+    expert mapper measured too, the comparison of the two references stays."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [10.4, 9.8, 10.8, 9.7, 10.5]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
+    step = commands.next_step(summary, default_start=True)
+    assert step == ("Next: keep Legion's default mapper (run without --mapper): best.dsl is not shown to be faster "
+                    "than it here. To search further, give the same command a larger --iters (it extends this run)."), \
+        step
+    # another start (a program of the user's own): the default mapper it did not beat is named
+    step = commands.next_step(summary, start_file="mine.dsl")
+    assert "here; no candidate beat the default mapper (run without --mapper)" in step, step
+    # the pick is the start itself
+    final["iter-1"] = [11.0, 11.3, 10.4, 11.1, 10.7]
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
+    assert summary["best"] == "iter-1"  # the premise
+    step = commands.next_step(summary, default_start=True)
+    assert step.count("run without --mapper") == 1 and "no candidate beat" not in step, step
