@@ -1257,7 +1257,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
         console.print(note, markup=False)
-    if step := next_step(summary, default_start=settings["start"] == "default",
+    if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
                          processors=(settings["cpus"], settings["gpus"],
                                      protocol.utility_processors(load_config(bench).size(settings["size"]).util,
@@ -1718,14 +1718,15 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
-              processors: tuple[int, int, int] | None = None) -> str | None:
+              processors: tuple[int, int, int] | None = None, own_mapper: str | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
     `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
     the reference that measured significantly higher than the other (or that the two are not shown to differ), then
     how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
     counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
-    reference measured with it, on more than one processor."""
+    reference measured with it, on more than one processor. `own_mapper`: the mapper a user's program registers
+    itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
         return None  # nothing was compared: said by the lines above
@@ -1736,12 +1737,16 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     parts = []
     if best == start or (start in measured and not beats(start)):
         n = start.removeprefix("iter-")
-        keep = ("keep Legion's default mapper (run without --mapper)" if default_start else
-                f"keep your start program ({start_file})" if start_file else
-                f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "") + ")")
+        own = own_mapper or summary.get("own_mapper")
+        file = f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "")
+        # without --mapper, a program with its own mapper maps with it, not with Legion's default mapping
+        keep = (f"{file}: Legion's default mapping written in the DSL; run it with --mapper and that file, as "
+                f"without --mapper the program's own mapper ({own!r}) runs)" if default_start and own else
+                "keep Legion's default mapper (run without --mapper)" if default_start else
+                f"keep your start program ({start_file})" if start_file else f"{file})")
         parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
                      f"{keep}: tuning found nothing faster")
-    own = summary.get("own_mapper")
+    own = summary.get("own_mapper")  # the `default` reference ran it
     refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
     if parts and default_start and not own and refs == ["default"]:
         refs = []  # "keep Legion's default mapper" said it: the start is that mapping
