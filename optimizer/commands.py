@@ -766,12 +766,14 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
 
 
 def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | None = None,
-          root: Path | None = None) -> str:
+          root: Path | None = None, reasons: dict[str, int] | None = None) -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed), the joint
     re-measurement that decided whether it became the best (`remeasured`, from the tuning folder `root`), and a
     figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`). Rich markup:
-    the data in it is escaped (a bracketed note would otherwise be read as a tag and dropped)."""
+    the data in it is escaped (a bracketed note would otherwise be read as a tag and dropped). `reasons`: the
+    failure reasons said in full so far, with the iteration that said each (updated): a reason said before is named
+    by that iteration rather than repeated (its own result.json keeps it in full)."""
     from rich.markup import escape
 
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
@@ -785,7 +787,9 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     other = escape(f" [{other}]") if other else ""
     # a failure that AutoGuide could not categorise (e.g. the executable being replaced): its run's own reason
     reason = (r.result or {}).get("reason") if not r.ok and r.category == "unknown" else None
-    why = f" (failed: {escape(reason)})" if reason else ""
+    said = reasons.setdefault(reason, r.iter) if reason and reasons is not None else r.iter
+    why = "" if not reason else (f" (failed: same reason as iteration {said})" if said != r.iter else
+                                 f" (failed: {escape(reason)})")
     return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
 
 
@@ -1120,8 +1124,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
     said: set[str] = set()  # the notes of the iterations' runs said so far: each once
+    reasons: dict[str, int] = {}  # the failure reasons said so far, with the iteration that said each: each once
     for r in store.records:
-        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root)
+        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
                       + "  [dim](from the journal)[/]")
         print_new_notes(console, store.root, r, said)
     status = console.status("")
@@ -1149,7 +1154,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         nonlocal stale_said
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), ""),
-                            store.settings.get("iterations"), store.root))
+                            store.settings.get("iterations"), store.root, reasons))
         print_new_notes(console, store.root, r, said)
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
