@@ -413,12 +413,11 @@ def size_options(command):
     `--fsize`, `--zsize` (shared with `tune`)."""
     options = [
         click.option("--size", default="ci", show_default=True,
-                     help="Problem size from configs/BENCH.yaml: ci (the tests' size: tiny, a mapper changes "
-                          "little there), small (for tuning), gpu; tight (a working set larger "
-                          "than one GPU's framebuffer) for circuit, stencil and pennant."),
+                     help="Problem size (docs/running.md): ci, the tests' (tiny: a mapper changes little there); "
+                          "small for tuning; gpu; tight."),
         click.option("--cpus", type=click.IntRange(min=1), default=None,
-                     help="CPU processors (-ll:cpu) [default: the size's; tune and compare of a benchmark on "
-                          "CPUs only: every core less the utility processors]."),
+                     help="CPU processors (-ll:cpu) [default: the size's; tune and compare on CPUs: the cores less "
+                          "the utility processors, docs/tuning.md]."),
         click.option("--gpus", type=click.IntRange(min=0), default=None,
                      help="GPUs (-ll:gpu) [default: the size's]."),
         click.option("--csize", type=click.IntRange(min=1), default=None,

@@ -1890,8 +1890,8 @@ def app_option(command):
         return value
 
     return click.option("--app", "app_spec", metavar="FILE|'CMD ARGS'", default=None, callback=given,
-                        help="Your own Legion program instead of a benchmark: its application file (mapperopt.yaml) "
-                             "or its command line in quotes. Its description is discovered by running it once.")(command)
+                        help="Your own Legion program instead of a benchmark: its application file or its "
+                             "command line in quotes (docs/own-app.md).")(command)
 
 
 def discovery_options(command):
@@ -1952,22 +1952,18 @@ def app_options(command):
 
     options = [
         click.option("--metric", "metric_regex", metavar="REGEX", default=None,
-                     help="With --app: the figure of merit is the number this regular expression captures (first "
-                          "group of its last match in the standard output, else in standard error) [default: the wall time "
-                          "of the run]."),
+                     help="With --app: the figure of merit is the number REGEX captures (docs/own-app.md) "
+                          "[default: the run's wall time, in s]."),
         click.option("--unit", default=None,
-                     help="With --metric, or an application file's metric (whose pattern is kept): the metric's "
-                          "unit. Refused without a metric pattern: the wall time is in seconds."),
+                     help="The metric's unit, with a metric pattern (--metric or the application file's)."),
         click.option("--higher-is-better", is_flag=True, default=False,
-                     help="With --metric, or an application file's metric (whose pattern is kept): larger values "
-                          "are better [default: lower is better]. Refused without a metric pattern."),
+                     help="Larger metric values are better, with a metric pattern [default: lower is better]."),
         click.option("--verify-pattern", metavar="REGEX", default=None,
                      help="With --app: a run is correct only when its standard output (else its standard error) "
                           "matches REGEX (and it exits 0)."),
         click.option("--verify-cmd", metavar="CMD", default=None,
                      help="With --app: a run is correct only when the shell command CMD exits 0 (run in the current "
-                          "folder, as its relative paths are typed, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and "
-                          "$MAPPEROPT_RUN_DIR, the run folder the program ran in)."),
+                          "folder; its variables: docs/own-app.md)."),
         click.option("--reference", metavar="FILE", default=None,
                      help="With --app: a run is correct only when its output equals FILE."),
         click.option("--keep-app-mapper", is_flag=True, default=False,

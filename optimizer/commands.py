@@ -766,12 +766,14 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
 
 
 def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | None = None,
-          root: Path | None = None) -> str:
+          root: Path | None = None, reasons: dict[str, int] | None = None) -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed), the joint
     re-measurement that decided whether it became the best (`remeasured`, from the tuning folder `root`), and a
     figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`). Rich markup:
-    the data in it is escaped (a bracketed note would otherwise be read as a tag and dropped)."""
+    the data in it is escaped (a bracketed note would otherwise be read as a tag and dropped). `reasons`: the
+    failure reasons said in full so far, with the iteration that said each (updated): a reason said before is named
+    by that iteration rather than repeated (its own result.json keeps it in full)."""
     from rich.markup import escape
 
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
@@ -785,7 +787,9 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     other = escape(f" [{other}]") if other else ""
     # a failure that AutoGuide could not categorise (e.g. the executable being replaced): its run's own reason
     reason = (r.result or {}).get("reason") if not r.ok and r.category == "unknown" else None
-    why = f" (failed: {escape(reason)})" if reason else ""
+    said = reasons.setdefault(reason, r.iter) if reason and reasons is not None else r.iter
+    why = "" if not reason else (f" (failed: same reason as iteration {said})" if said != r.iter else
+                                 f" (failed: {escape(reason)})")
     return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
 
 
@@ -1120,8 +1124,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
     said: set[str] = set()  # the notes of the iterations' runs said so far: each once
+    reasons: dict[str, int] = {}  # the failure reasons said so far, with the iteration that said each: each once
     for r in store.records:
-        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root)
+        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
                       + "  [dim](from the journal)[/]")
         print_new_notes(console, store.root, r, said)
     status = console.status("")
@@ -1149,7 +1154,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         nonlocal stale_said
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), ""),
-                            store.settings.get("iterations"), store.root))
+                            store.settings.get("iterations"), store.root, reasons))
         print_new_notes(console, store.root, r, said)
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
@@ -1257,7 +1262,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
         console.print(note, markup=False)
-    if step := next_step(summary, default_start=settings["start"] == "default",
+    if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
                          processors=(settings["cpus"], settings["gpus"],
                                      protocol.utility_processors(load_config(bench).size(settings["size"]).util,
@@ -1718,14 +1723,15 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
-              processors: tuple[int, int, int] | None = None) -> str | None:
+              processors: tuple[int, int, int] | None = None, own_mapper: str | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
     `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
     the reference that measured significantly higher than the other (or that the two are not shown to differ), then
     how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
     counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
-    reference measured with it, on more than one processor."""
+    reference measured with it, on more than one processor. `own_mapper`: the mapper a user's program registers
+    itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
         return None  # nothing was compared: said by the lines above
@@ -1736,12 +1742,16 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     parts = []
     if best == start or (start in measured and not beats(start)):
         n = start.removeprefix("iter-")
-        keep = ("keep Legion's default mapper (run without --mapper)" if default_start else
-                f"keep your start program ({start_file})" if start_file else
-                f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "") + ")")
+        own = own_mapper or summary.get("own_mapper")
+        file = f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "")
+        # without --mapper, a program with its own mapper maps with it, not with Legion's default mapping
+        keep = (f"{file}: Legion's default mapping written in the DSL; run it with --mapper and that file, as "
+                f"without --mapper the program's own mapper ({own!r}) runs)" if default_start and own else
+                "keep Legion's default mapper (run without --mapper)" if default_start else
+                f"keep your start program ({start_file})" if start_file else f"{file})")
         parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
                      f"{keep}: tuning found nothing faster")
-    own = summary.get("own_mapper")
+    own = summary.get("own_mapper")  # the `default` reference ran it
     refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
     if parts and default_start and not own and refs == ["default"]:
         refs = []  # "keep Legion's default mapper" said it: the start is that mapping

@@ -125,7 +125,7 @@ def test_the_size_option_says_that_its_default_is_the_tests_size():
 
     for command in (run, tune, compare):
         options = {opt: p.help for p in command.params for opt in getattr(p, "opts", ())}
-        assert "ci (the tests' size: tiny, a mapper changes little there), small (for tuning)" in options["--size"]
+        assert "ci, the tests' (tiny: a mapper changes little there); small for tuning" in options["--size"]
 
 
 def test_the_main_help_gives_the_readme_tuning_command():
@@ -140,3 +140,36 @@ def test_the_main_help_gives_the_readme_tuning_command():
     assert command in readme  # the premise: the README's command
     result = CliRunner().invoke(_group(), ["--help"], terminal_width=200)
     assert f"`{command}`" in " ".join(result.output.split()), result.output
+
+
+def test_the_options_run_tune_and_compare_share_take_at_most_three_lines_at_80_columns():
+    """--size, --cpus, --app and the metric and verification options took 4-6 lines each of `run`, `tune` and
+    `compare --help` at 80 columns: each says what it is, its unit and default in three at most, and names the page
+    with the rest, which says it."""
+    from pathlib import Path
+
+    from mapperopt.benchmarks.commands import run
+
+    shared = ("--size", "--cpus", "--app", "--metric", "--unit", "--higher-is-better", "--verify-cmd")
+    for command in (run, tune, compare):
+        lines = CliRunner().invoke(command, ["--help"], terminal_width=80).output.splitlines()
+        end = lines.index("", lines.index("Options:"))
+        starts = [i for i, line in enumerate(lines[:end]) if line.startswith("  -")] + [end]
+        seen = set()
+        for i, j in zip(starts, starts[1:]):
+            if (name := lines[i].split()[0]) in shared:
+                seen.add(name)
+                assert j - i <= 3, (command.name, lines[i:j])
+        assert seen == set(shared), (command.name, seen)
+    options = {opt: " ".join((getattr(p, "help", None) or "").split()) for p in run.params for opt in p.opts}
+    assert "docs/running.md" in options["--size"] and "docs/tuning.md" in options["--cpus"], options
+    assert all("docs/own-app.md" in options[name] for name in ("--app", "--metric", "--verify-cmd")), options
+    docs = Path(__file__).parents[2] / "docs"
+    own = " ".join((docs / "own-app.md").read_text().split())
+    assert "the first group of its last match in the standard output, else in the standard error" in own
+    assert ("run in the current folder, as its relative paths are typed, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR "
+            "and $MAPPEROPT_RUN_DIR") in own.replace("`", "")
+    running = " ".join((docs / "running.md").read_text().split())
+    assert "`tight` (circuit, stencil, pennant) is a problem whose working set exceeds the framebuffer" in running
+    tuning = " ".join((docs / "tuning.md").read_text().split())
+    assert "a CPU run of a benchmark gets one CPU processor per core this process may use, less the size's" in tuning

@@ -886,6 +886,9 @@ def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp
     table = " ".join((folder / "table.md").read_text().split())
     summary = json.loads((folder / "summary.json").read_text())
     assert "Measuring the program's own mapper..." in out, out
+    # the final lines name what runs without --mapper: the program's own mapper, not Legion's default one
+    assert "the program's own mapper's = 1)" in out and "Next: keep the program's own mapper (run without --mapper)" \
+        in out and "Legion's default mapper (run" not in out, out
     for text in (out, table):
         assert "the default mapper" not in text.lower(), text
         # the final measurement's notes name it too (they said "default, random-1 measured by a single execution")
@@ -1007,3 +1010,23 @@ def test_explain_of_an_empty_file_lists_what_discovery_found_even_where_a_tunabl
     empty.write_text("Task nosuch CPU;\nTask * TPU;\n")
     assert main(["explain", str(empty), "--app", str(path), "--machine", "1x0x2"]) == 1
     assert "Initialize Nodes" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("baseline", ["default", "none"])
+def test_tunes_next_line_names_the_programs_own_mapper_as_what_runs_without_mapper(foreign_exe, tmp_path, capsys,
+                                                                                  baseline):
+    """A start program (--start default: Legion's default mapping in the DSL) that stays the best: the `Next:` line
+    said "keep Legion's default mapper (run without --mapper)", but without --mapper this program maps with its own
+    mapper. It says to keep the start program's file and what runs without --mapper, with or without the `default`
+    reference measured."""
+    assert main(["tune", "--app", str(app_file(tmp_path, foreign_exe)), "--iters", "1", "--baseline", baseline,
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (next_line,) = [line for line in out.split("Next: ")[1:]]
+    assert "Legion's default mapper (run without --mapper)" not in out, out
+    assert next_line.startswith("keep the start program (iter-1, iter-001/mapper.dsl: Legion's default mapping "
+                                "written in the DSL; run it with --mapper and that file, as without --mapper the "
+                                "program's own mapper ('first_cpu_mapper') runs): tuning found nothing faster"), out
+    if baseline == "default":
+        assert "no candidate beat the program's own mapper (run without --mapper)" in next_line, out
