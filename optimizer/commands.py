@@ -1743,14 +1743,19 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     if best == start or (start in measured and not beats(start)):
         n = start.removeprefix("iter-")
         own = own_mapper or summary.get("own_mapper")
-        file = f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "")
-        # without --mapper, a program with its own mapper maps with it, not with Legion's default mapping
-        keep = (f"{file}: Legion's default mapping written in the DSL; run it with --mapper and that file, as "
-                f"without --mapper the program's own mapper ({own!r}) runs)" if default_start and own else
-                "keep Legion's default mapper (run without --mapper)" if default_start else
-                f"keep your start program ({start_file})" if start_file else f"{file})")
-        parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
-                     f"{keep}: tuning found nothing faster")
+        file = f"the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "")
+        if default_start and own and measured.get("default", {}).get("estimate") and not beats("default"):
+            # the measured own mapper is what to keep (said below), not the start the search found no gain over
+            found = "best.dsl is not shown to be faster than" if best != start else "tuning found nothing faster than"
+            parts.append(f"{found} {file}: Legion's default mapping written in the DSL)")
+        else:
+            # without --mapper, a program with its own mapper maps with it, not with Legion's default mapping
+            keep = (f"keep {file}: Legion's default mapping written in the DSL; run it with --mapper and that file, "
+                    f"as without --mapper the program's own mapper ({own!r}) runs)" if default_start and own else
+                    "keep Legion's default mapper (run without --mapper)" if default_start else
+                    f"keep your start program ({start_file})" if start_file else f"keep {file})")
+            parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
+                         f"{keep}: tuning found nothing faster")
     own = summary.get("own_mapper")  # the `default` reference ran it
     refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
     if parts and default_start and not own and refs == ["default"]:
