@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import itertools
 import math
 import operator
@@ -1372,11 +1373,17 @@ class _Checker:
                     # a ping-pong partner's name discovery never saw comes first: the name of another argument
                     # of the task (the one a later launch writes, say) would be the wrong fix
                     partners = sorted(self._partner_names(scope)) if app.discovered_as else []
-                    # then the arguments' own (nearest) names, which explain shows, before a parent's name that
-                    # also selects other arguments (`pxm` is `pxm_in`, not its parent `xm`)
+                    # then the arguments' own names, which explain shows, before a parent's name that also selects
+                    # other arguments (`pxm` is `pxm_in`, not its parent `xm`) unless the parent's is clearly closer
+                    # (`node spaces` is the parent `node space`, not the argument `node pieces`)
                     own = sorted({r.name for t in scope for r in t.regions if r.name})
-                    close = (closest(region.name, partners) or closest(region.name, own)
-                             or extended(region.name, own) or closest(region.name, sorted(chains)))
+                    begun = [n for n in own if n.startswith(region.name)]
+                    close = closest(region.name, partners) or closest(region.name, begun, 0)
+                    if not close:
+                        mine, parent = closest(region.name, own), closest(region.name, sorted(chains))
+                        likeness = [difflib.SequenceMatcher(None, region.name, n).ratio() if n else 0
+                                    for n in (mine, parent)]
+                        close = parent if likeness[1] > likeness[0] + 0.1 else mine
                     point = self._other_point_subregion(region.name, scope)
                     if point is not None:  # another point's subregion, which the run matches at that point
                         t, above, kind, seen = point
