@@ -472,8 +472,8 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args,
                    "is (for CI and commit hooks); a FILE that cannot be read or parsed exits 2.")
 def fmt(files, write, check):
     """Format DSL mappers canonically (comments are kept): print the one FILE formatted, or rewrite (--write) or
-    check (--check) each FILE. A FILE that cannot be read or parsed stops the command with its error (exit status 2,
-    as 1 is --check's for a FILE not formatted)."""
+    check (--check) each FILE. A FILE that cannot be read or parsed stops the command with its error (exit status 1;
+    with --check 2, as 1 says that a FILE is not formatted)."""
     if (given := next((f for f in files if f in ("--write", "--check") and not Path(f).exists()), None)):
         raise click.UsageError(f"{given} after `--` is read as a file name: give {given} before `--`")
     if write and check:
@@ -482,7 +482,7 @@ def fmt(files, write, check):
         raise click.UsageError(f"{len(files)} files given: print one at a time, or give --write or --check")
     unformatted = []
     for file in files:
-        with _exit_status(2):
+        with _exit_status(2) if check else contextlib.nullcontext():
             text = _read_source_or_exit(file)
             formatted = format_program(_parse_or_exit(text, file))
         if not (write or check):
