@@ -19,7 +19,7 @@ from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benc
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, output_checked,
-                                          relative_paths_note, run_notes)
+                                          relative_paths_note, run_notes, wrapped_programs)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
@@ -59,9 +59,11 @@ def _mapper_arg(value: str) -> str | Path:
     return value if value in ("default", "expert") else Path(value)
 
 
-def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s: float | None = None) -> None:
+def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s: float | None = None,
+           programs: Sequence[Path] = ()) -> None:
     """The run's table, what makes its figures unreliable (`protocol.core_warning`, `protocol.noise_warnings`;
-    `once`: it ran with --once; `timeout_s`: the --timeout given), its task profile and AutoGuide's feedback."""
+    `once`: it ran with --once; `timeout_s`: the --timeout given), its task profile and AutoGuide's feedback;
+    `programs`: those that the run's executable, a script, starts (`wrapped_programs`), read for begin_trace."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -147,13 +149,21 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if traces:  # --trace: one file per execution
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
-        # Replays map nothing, so trace nothing: said unless the program never calls begin_trace (its symbols;
-        # a wrapper script's program cannot be told) or the run turned replays off.
+        # Replays map nothing, so trace nothing: said unless the program never calls begin_trace (its symbols, or
+        # those of the programs a wrapper script names) or the run turned replays off; as a condition where no
+        # program could be read. Wrapped here so that the flag stays on one line.
         command = shlex.split(s.get("command", ""))
-        if "-lg:no_physical_tracing" not in command and program_traces(command) is not False:
-            table.add_row("", "the iterations Legion replays from a loop the program traces (begin_trace/end_trace) "
-                              "ask no mapper and have no lines: they run as the recorded ones were mapped "
-                              "(-- -lg:no_physical_tracing maps and traces every one)")
+        traces = program_traces(command)
+        if traces is None and programs:
+            found = {program_traces([str(p)]) for p in programs}
+            traces = True if True in found else None if None in found else False
+        if "-lg:no_physical_tracing" not in command and traces is not False:
+            replays = ("the iterations Legion replays from a loop the program traces (begin_trace/end_trace) ask"
+                       if traces else "if the program traces a loop (begin_trace/end_trace), the iterations Legion "
+                       "replays from it ask")
+            table.add_row("", escape(wrap_whole(f"{replays} no mapper and have no lines: they run as the recorded "
+                                                "ones were mapped (`-- -lg:no_physical_tracing` maps and traces "
+                                                "every one)", console.width - len("run folder") - 7)))
     console.print(table)
     notes = run_notes(result)  # what `run --json` gives as `notes`
     for note in notes:  # those with a heading (the output's own failure) here, the mapper's after the diagnostics
@@ -573,7 +583,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         click.echo(json.dumps({**result.to_json(), "notes": [n.to_json() for n in run_notes(result)]}, indent=2))
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
-        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)
+        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s,
+               wrapped_programs(bench) if isinstance(bench, UserApp) else ())
         moved = relative_paths_note([*bench.args[size], *app_args], Path(result.run_dir).resolve()) \
             if isinstance(bench, UserApp) and not result.ok and result.run_dir else None
         if moved:  # its failure is then likely the missing file's
