@@ -137,6 +137,22 @@ def summary_estimate(summary: dict, name: str) -> protocol.Estimate:
     return protocol.Estimate.from_json(summary["measured"][name]["estimate"])
 
 
+def test_the_noise_of_a_programs_own_mapper_is_named_as_that_mapper(tmp_path, monkeypatch):
+    """The `default` reference of a program with its own mapper ran that mapper (summary.json's `own_mapper`, as
+    `final_comparison` records it for such a program): the sentence that does not count a noisy difference called
+    its noise "default's ±12 %" right after "Best (iter-2) vs the program's own mapper"."""
+    final = {"iter-2": [10.0, 13.0, 7.5, 11.5, 8.5], "iter-1": [9.8, 10.1, 10.0, 9.9, 10.2],
+             "default": [5.0, 6.5, 3.8, 5.8, 4.2]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    summary["own_mapper"] = "jacobi_mapper"
+    out = printed(summary)
+    line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs the program's own mapper:"))
+    noisy = protocol.estimate(final["default"])
+    assert (f"Not counted as a difference: iter-2's ±{100 * summary_estimate(summary, 'iter-2').half_width:.0f} % "
+            f"and the program's own mapper's ±{100 * noisy.half_width:.0f} % (above)") in line, line
+    assert "default's" not in out, out
+
+
 def test_the_default_start_against_the_default_mapper_is_the_same_mapping(tmp_path, monkeypatch):
     """With --start default the start program is Legion's default mapper written in the DSL: when it is the best,
     its comparison with the default mapper says that they are the same mapping rather than claim a speedup."""
