@@ -1242,7 +1242,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    larger=larger_size(bench, settings["size"]))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
                                    start_file=None if settings["start"] in ("default", "random") else
-                                   settings["start"]), markup=False)
+                                   settings["start"],
+                                   command=best_run_command(bench, settings, store.root / "best.dsl")),
+                  markup=False, soft_wrap=True)
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1818,6 +1820,26 @@ def run_command(program: list[str], mapper: Path, request: dict) -> str:
     return shlex.join(["mapperopt", "run", *words[:at], "--mapper", str(mapper), *words[at:]])
 
 
+def best_run_command(bench: Any, settings: dict, mapper: Path) -> str:
+    """The `mapperopt run` command (`run_command`) that runs `mapper` on `bench` (a benchmark's name or a user's
+    program) as a tuning's or a comparison's `settings` (size, cpus, gpus, memory, timeout_s, app_args) ran its
+    mappers: the processor counts named where they differ from what `run` gives without --cpus and --gpus."""
+    from mapperopt.benchmarks.apps import processor_counts
+    from mapperopt.benchmarks.userapp import UserApp, spec_words
+
+    app_args = [str(a) for a in settings.get("app_args") or []]
+    try:
+        size = load_config(bench).size(settings.get("size", "ci"))
+        cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
+    except MapperoptError:  # a size the configuration no longer has: the counts are named
+        cpus = gpus = None
+    request = {"size": settings.get("size", "ci"),
+               "cpus": settings.get("cpus") if settings.get("cpus") != cpus else None,
+               "gpus": settings.get("gpus") if settings.get("gpus") != gpus else None,
+               **(settings.get("memory") or {}), "timeout_s": settings.get("timeout_s"), "app_args": app_args}
+    return run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], mapper, request)
+
+
 def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool = False) -> str | None:
     """One line when the iterations' "best" column changed (its first figure to its last) while the final
     comparison's pick is not shown faster than the start (as `next_step` counts it), and every reference's figure
@@ -1850,12 +1872,19 @@ def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool =
             "mapping.")
 
 
-def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:
+def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None,
+                     command: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first. A line that speaks of another
     program (the start, a reference) ends by naming the program printed below it, the pick, and names the start by
-    the user's own file (`start_file`: tune's --start FILE) where there is one."""
+    the user's own file (`start_file`: tune's --start FILE) where there is one; then, given the `command` that runs
+    the pick (`best_run_command`), with it, last, as compare's `Best mapper:` line ends."""
+    line = _best_mapper_line(summary, path, default_start, start_file)
+    return f"{line.removesuffix(':')}, printed below; run it with: {command}" if command else line
+
+
+def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file: str | None) -> str:
     faster = sorted((c.ratio, name) for name in ("default", "expert")
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))

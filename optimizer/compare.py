@@ -77,10 +77,11 @@ from mapperopt.errors import MapperoptError, UsageError, closest
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, changed_build,
-                                          check_options, check_start_file, keep_reference, memory_now, next_line,
-                                          option_words, print_new_notes, require_known_size, require_same_build,
-                                          require_same_machine, require_start_file, run_command, tests_size_note)
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
+                                          changed_build, check_options, check_start_file, keep_reference, memory_now,
+                                          next_line, option_words, print_new_notes, require_known_size,
+                                          require_same_build, require_same_machine, require_start_file,
+                                          tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -2400,9 +2401,6 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     file and the `mapperopt run` command that runs it as the comparison did; then a `Next:` line: use it where its
     score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no run's best worked in
     the final measurement, or its file is gone."""
-    from mapperopt.benchmarks import load_config
-    from mapperopt.benchmarks.apps import processor_counts
-
     rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
     if not rows:
         return []
@@ -2412,17 +2410,7 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
                 None)
     if path is None:
         return []
-    s = summary.get("settings", {})
-    app_args = [str(a) for a in s.get("app_args") or []]
-    try:
-        size = load_config(bench).size(s.get("size", "ci"))
-        cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
-    except MapperoptError:  # a size the configuration no longer has: the counts are named
-        cpus = gpus = None
-    request = {"size": s.get("size", "ci"), "cpus": s.get("cpus") if s.get("cpus") != cpus else None,
-               "gpus": s.get("gpus") if s.get("gpus") != gpus else None, **(s.get("memory") or {}),
-               "timeout_s": s.get("timeout_s"), "app_args": app_args}
-    command = run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], path, request)
+    command = best_run_command(bench, summary.get("settings", {}), path)
     own = summary.get("own_mapper")
     named, keep = keep_reference(summary.get("reference", "expert"), own)
     score = f"{best['normalized']:.2f}"

@@ -1047,12 +1047,12 @@ def test_tunes_best_mapper_line_gives_the_command_that_runs_best_dsl(foreign_exe
 
     monkeypatch.chdir(tmp_path)
     app_file(tmp_path, foreign_exe)
-    assert main(["tune", "--app", "mapperopt.yaml", "--cpus", "1", "--iters", "1", "--baseline", "default",
+    assert main(["tune", "--app", "mapperopt.yaml", "--timeout", "50", "--iters", "1", "--baseline", "default",
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]) == 0
     out = capsys.readouterr().out
     (root,) = Path("runs", "foreign").glob("tune-*")
-    command = run_command(["--app", "mapperopt.yaml"], root / "best.dsl", {"cpus": 1})
-    assert command == f"mapperopt run --app mapperopt.yaml --cpus 1 --mapper {root / 'best.dsl'}", command
+    command = run_command(["--app", "mapperopt.yaml"], root / "best.dsl", {"timeout_s": 50})
+    assert command == f"mapperopt run --app mapperopt.yaml --timeout 50 --mapper {root / 'best.dsl'}", command
     (line,) = [line for line in out.splitlines() if line.startswith("Best mapper")]
     assert line.endswith(f", printed below; run it with: {command}"), out
     best = (root / "best.dsl").read_text().rstrip("\n")
