@@ -1962,12 +1962,16 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                         "candidates from the fastest")
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
     # `0.00124-0.001…`); a cell wraps between them
-    def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
-        return protocol.figure(unit, e["value"])
+    def figure(*throughputs: float) -> str:  # a time metric's time alone, as the iterations table gives it: its
+        # throughput beside it (`protocol.figure`) made the table wider than 80 columns
+        return protocol.as_time(unit, *throughputs).strip(" ()") or protocol.figure(unit, *throughputs)
+
+    def value(e: dict) -> str:
+        return figure(e["value"])
 
     def interval(e: dict) -> str:  # none from too few executions (`protocol.too_few`), rather than a false one
         few = len(e["values"]) < protocol.MIN_INTERVAL_VALUES
-        return "-" if few else protocol.figure(unit, e["low"], e["high"])
+        return "-" if few else figure(e["low"], e["high"])
 
     def spread(e: dict) -> str:  # one execution has none: "0%" would look exact (said under the table)
         return "-" if len(e["values"]) == 1 else f"{e['spread']:.0%}"

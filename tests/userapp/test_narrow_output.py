@@ -37,3 +37,21 @@ def test_tunes_iterations_table_of_a_time_metric_gives_one_line_an_iteration(tim
     rows = [line for line in table if line.startswith("│")]
     assert len(rows) == 2 and all(len(line) <= 80 for line in table), out
     assert all(line.split("│")[3].strip().endswith(" ms") for line in rows), out  # the time, alone
+
+
+def test_tunes_final_table_of_a_time_metric_fits_80_columns(timed_exe, tmp_path, capsys, monkeypatch):
+    """tune's final table ("Measured together") of a program with a time metric of some 600 ms was 83 columns wide
+    at COLUMNS=80: each time and interval cell carried its throughput too (`0.001559-0.001916` / `1/ms)`), so every
+    row wrapped on an 80-column terminal. The iterations table, run's and compare's fit. Its cells give the time
+    alone, as the iterations table does."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["tune", "--app", f"{timed_exe} -scale 20", "--metric", r"elapsed: (\S+) ms", "--unit", "ms",
+                 "--iters", "2", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "3",
+                 "--runs-dir", "runs"]) == 0
+    out = capsys.readouterr().out
+    final = out[out.index("Measured together"):]
+    table = [line for line in final.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and all(len(line) <= 80 for line in table), final
+    rows = [line.split("│") for line in table if line.startswith("│") and line.split("│")[1].strip()]
+    assert rows and all(r[2].strip().endswith(" ms") and r[3].strip().endswith(" ms") for r in rows), final
