@@ -901,10 +901,6 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if not opts.get("tune", True) and opts.get("final", True):
         _require_measured(folder, optimizers, opts)
     _report_paths(folder)  # before anything is tuned or measured for a report that could not be written
-    for notice in notices:
-        say(notice)
-    if on_folder:
-        on_folder(folder)
     # One tune or comparison of a user's program per runs folder at a time (`tune`'s lock): both would measure on
     # the same cores. Taken before the folder is made: a refused command leaves nothing.
     program = hold_program_folder(folder.parent, str(bench)) if opts.get("tune", True) and isinstance(
@@ -922,6 +918,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         raise MapperoptError(e.message, hint="wait for it to finish or stop that process; `--new` starts a separate "
                                              "comparison") from None
     try:
+        for notice in notices:  # once the comparison is known to go on: a refused one says the refusal alone
+            say(notice)
+        if on_folder:
+            on_folder(folder)
         if resumed and (folder / "settings.json").exists():
             stored = _folder_file(folder / "settings.json")
             _require_one_problem(folder, stored)
