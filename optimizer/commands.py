@@ -793,12 +793,12 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
 
 
-def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
+def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str], show: bool = True) -> None:
     """The notes that `run` prints after its table (`userapp.run_notes`: an output that says FAIL with nothing
     checking it, the mapper's notes R453 and R455, its skipped memories R452) of iteration `r`'s run in the tuning
     folder `root` (for `compare`, the comparison's run folder), in `run`'s words, under a line naming the iteration
     and its run folder; a note whose words are in `said` (an earlier iteration's) is not said again. Adds the notes
-    said to `said`."""
+    said to `said`; with `show` False, only adds them (an iteration of the journal, which said them when it ran)."""
     from rich.markup import escape
 
     from mapperopt.benchmarks.commands import print_whole
@@ -812,6 +812,9 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     except (KeyError, TypeError, ValueError):  # a journal line of an older layout: it has nothing to say
         return
     notes = [n for n in run_notes(result) if n.text not in said]
+    if not show:
+        said.update(n.text for n in notes)
+        return
     if notes:
         console.print(f"    iteration {r.iter}'s run ({escape(result.run_dir)}):")
     for note in notes:  # as `run` prints them
@@ -1128,7 +1131,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     for r in store.records:
         console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
                       + "  [dim](from the journal)[/]")
-        print_new_notes(console, store.root, r, said)
+        print_new_notes(console, store.root, r, said, show=False)  # said when it ran: once per folder
     status = console.status("")
 
     build_checked: list[int] = []  # the iterations before whose start the executable was the folder's build

@@ -240,3 +240,20 @@ def test_trace_note_reads_the_program_a_script_runs_and_is_a_condition_where_unk
     assert ("if the program traces a loop (begin_trace/end_trace), the iterations Legion replays from it ask no "
             "mapper and have no lines") in flat, flat
     assert any("`-- -lg:no_physical_tracing`" in line for line in lines), lines
+
+
+def test_a_continued_tune_does_not_say_its_journals_notes_again(timed_exe, tmp_path, capsys, monkeypatch):
+    """"Output not checked: ..." was said after iteration 1 and again when the same command, with a larger --iters,
+    continued the tune (iteration 1 replayed "from the journal"): each note is said once per tuning folder."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    tune = ["tune", "--app", "./check.sh", "--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--baseline", "none",
+            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]
+    assert main([*tune, "--iters", "1"]) == 0
+    assert " ".join(capsys.readouterr().out.split()).count("Output not checked:") == 1
+    assert main([*tune, "--iters", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "iter 1/2" in out and "(from the journal)" in out and "iter 2/2" in out, out
+    assert "Output not checked:" not in out, out
