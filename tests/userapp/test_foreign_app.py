@@ -1059,3 +1059,23 @@ def test_tunes_best_mapper_line_gives_the_command_that_runs_best_dsl(foreign_exe
     assert out[out.index(line) + len(line) + 1:].startswith(best), out  # the program follows the line
     assert main([*shlex.split(command)[1:], "--once", "--out", "again"]) == 0
     assert (tmp_path / "again" / "mapper.dsl").read_text() == (root / "best.dsl").read_text()
+
+
+def test_the_advice_after_a_run_of_the_programs_own_mapper_names_a_file_to_write(foreign_exe, tmp_path, capsys,
+                                                                                 monkeypatch):
+    """`run --app FILE` without --mapper (the program's own mapper ran) advised "write statements naming only the
+    tasks to change in my.dsl and run `mapperopt run ... --mapper my.dsl ...`": my.dsl read as a file that exists,
+    and the command, given as printed, failed. It says the file is a new one to write; written, the command runs."""
+    import re
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["run", "--app", str(path), "--once", "--out", "own"]) == 0
+    suggestion = " ".join(json.loads((tmp_path / "own" / "feedback.json").read_text())["suggestion"].split())
+    assert ("write a new DSL file, my.dsl, with statements naming only the tasks to change, and run "
+            f"`mapperopt run --app {path} --mapper my.dsl --keep-app-mapper --profile`") in suggestion, suggestion
+    assert not (tmp_path / "my.dsl").exists()
+    (tmp_path / "my.dsl").write_text('Task "Update Values" CPU;\n')
+    command = re.search(r"`(mapperopt run [^`]*)`", suggestion).group(1)
+    assert main([*shlex.split(command)[1:], "--once", "--out", "mine"]) == 0
