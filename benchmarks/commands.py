@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import shlex
 import statistics
@@ -44,13 +45,48 @@ def wrap_whole(text: str, width: int) -> str:
                      ).replace(keep, " ")
 
 
+# A command the text gives outside backquotes (`mapperopt tune ... --resume DIR`): its end is not known, so a line
+# that holds one is left whole.
+_BARE_COMMAND = re.compile(r"\bmapperopt [a-z]")
+
+
+def wrap_prose(text: str, width: int) -> str:
+    """`text` wrapped as `wrap_whole` wraps it, unless it gives a command outside backquotes (`_BARE_COMMAND`):
+    then whole, so that it pastes as one."""
+    return text if _BARE_COMMAND.search(_WHOLE.sub("", text)) else wrap_whole(text, width)
+
+
+def wraps(console: Any) -> bool:
+    """Whether tune's and compare's prose wraps on `console`, which wraps nothing itself (soft_wrap, so that its paths
+    and commands stay whole): on a terminal, or where COLUMNS gives a width, as `run` wraps; piped output without
+    COLUMNS keeps each line whole (for grep and logs)."""
+    return not console.soft_wrap or console.is_terminal or bool(os.environ.get("COLUMNS"))
+
+
+def print_wrapped(console: Any, text: str, markup: bool = True) -> None:
+    """Prints `text` (rich markup, unless `markup` is False) with each of its lines wrapped to the console's width by
+    `wrap_prose` where the console `wraps`, its styles kept."""
+    from rich.text import Text
+
+    rich_text = Text.from_markup(text) if markup else Text(text)
+    plain = rich_text.plain
+    wrapped = "\n".join(wrap_prose(line, console.width) if line.strip() and wraps(console) else line
+                         for line in plain.split("\n"))
+    if len(wrapped) == len(plain):  # only spaces became line breaks: the styles' spans still fit
+        rich_text = Text(wrapped, spans=list(rich_text.spans))
+    console.print(rich_text, soft_wrap=True)
+
+
 def print_whole(console: Any, head: str, text: str, style: str = "bold") -> None:
     """Prints `head: text` (`head` in `style`) wrapped to the console's width by `wrap_whole`: rich wraps at any
-    space, breaking a regular expression or a command the text offers across lines."""
+    space, breaking a regular expression or a command the text offers across lines; a console that leaves long
+    lines whole (soft_wrap: tune's, compare's, so that paths and commands stay whole) wraps these too where it
+    `wraps`, a line with a bare command left whole (`wrap_prose`)."""
     from rich.markup import escape
 
-    # a console that leaves long lines whole (soft_wrap, compare's) leaves these whole too
-    wrapped = f"{head}: {text}" if console.soft_wrap else wrap_whole(f"{head}: {text}", console.width)
+    line = f"{head}: {text}"
+    wrapped = (wrap_whole(line, console.width) if not console.soft_wrap else  # run's
+               wrap_prose(line, console.width) if wraps(console) else line)
     console.print(f"[{style}]{escape(head)}:[/]{escape(wrapped[len(head) + 1:])}", soft_wrap=True)
 
 

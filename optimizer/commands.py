@@ -20,8 +20,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
-                                          status as say_status)
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_whole, print_wrapped,
+                                          size_options, status as say_status, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
@@ -801,7 +801,6 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     said to `said`; with `show` False, only adds them (an iteration of the journal, which said them when it ran)."""
     from rich.markup import escape
 
-    from mapperopt.benchmarks.commands import print_whole
     from mapperopt.benchmarks.userapp import run_notes
     from mapperopt.records import RunResult
 
@@ -1092,17 +1091,17 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
     if not space.layouts:
-        console.print("[yellow]Layouts are not searched:[/] nothing verifies this application's results beyond its "
-                      "exit status, and a layout can make a program compute wrong numbers silently. Give the "
-                      "application a verification (verify: in its application file, or --verify-pattern, "
-                      "--verify-cmd, --reference) to search them.")
+        print_whole(console, "Layouts are not searched", "nothing verifies this application's results beyond its "
+                    "exit status, and a layout can make a program compute wrong numbers silently. Give the "
+                    "application a verification (verify: in its application file, or --verify-pattern, "
+                    "--verify-cmd, --reference) to search them.", "yellow")
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
-    console.print(f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
+    print_wrapped(console, f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
                   f"{settings['gpus']} GPU) for {iters} iteration{'s' if iters != 1 else ''} with "
                   f"{escape(opt.describe())}.")
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
@@ -1110,10 +1109,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                    "extra_args": settings.get("app_args"),
                                    "app_options": shlex.join(spec_words(bench)) if isinstance(bench, UserApp) else ""})
     if cores:
-        console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
+        print_whole(console, cores[0], cores[1], "yellow")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
-    console.print(f"Each mapper: {executions} "
+    print_wrapped(console, f"Each mapper: {executions} "
                   + ("measured, not calibrated (the program's arguments fix the work of an execution)"
                      if "app_file" in settings else
                      f"of at least {settings.get('min_time_s') or 0:g} s measured"
@@ -1264,7 +1263,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     if drift := drift_line(summary, store, unit, default_start=settings["start"] == "default"):
         console.print(drift, markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
-    console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
+    print_wrapped(console, verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
         console.print(note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
@@ -1272,7 +1271,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          processors=(settings["cpus"], settings["gpus"],
                                      protocol.utility_processors(load_config(bench).size(settings["size"]).util,
                                                                  settings.get("app_args")))):
-        console.print(step, markup=False)
+        print_wrapped(console, step, markup=False)
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:
@@ -1579,14 +1578,15 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
         units.update({name: run_unit for name in missing})
         # Not like with like: the progress lines' figures are each measured later, under another load; the best so
         # far is chosen by the loop's rule (`loop._becomes_best`), said here as it is.
-        console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
-                                                for name, value in settings["baselines"].items())
-                      + " (measured once, before the search: each iteration below is measured later, in its own run "
-                        "under the machine's load of its moment, so compare the iterations' figures with them only "
-                        "roughly; an iteration becomes the best so far only when its figure is higher than the "
-                        f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
-                        "1) or, within the noise, when it is still higher with both re-measured together; the final "
-                        "comparison measures the best, the start and these mappers together)", markup=False)
+        figures = ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
+                            for name, value in settings["baselines"].items())
+        print_whole(console, "Baselines", figures + " (measured once, before the search: each iteration below is "
+                    "measured later, in its own run under the machine's load of its moment, so compare the "
+                    "iterations' figures with them only roughly; an iteration becomes the best so far only when its "
+                    f"figure is higher than the best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % "
+                    "interval of their ratio above 1) or, within the noise, when it is still higher with both "
+                    "re-measured together; the final comparison measures the best, the start and these mappers "
+                    "together)", "none")
     for name in missing:
         console.print(f"Note: {root / f'baseline-{name}'}/ is missing (deleted?): it held the measurement of "
                       f"{reference_name(name, own)} above, which is settings.json's figure, without its noise; the "
@@ -1600,7 +1600,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                                                timeout_s=settings.get("timeout_s"),
                                                start_up_s=start_up(list(results.values())), wall=wall,
                                                larger=larger_size(settings.get("app"), settings.get("size"))):
-        console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
+        print_whole(console, f"{title} of the baselines", text, "yellow")
 
 
 def _ordered(measured: dict) -> list[tuple[str, dict]]:
@@ -1959,10 +1959,11 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     from rich.table import Table
 
     rounds = summary["rounds"]
-    table = Table(title=f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
-                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs it: the ratio of "
-                        "the best's figure to the row's, with its interval); the reference mappers first, then the "
-                        "candidates from the fastest")
+    # wrapped here: a console that wraps nothing itself (soft_wrap, tune's) printed it as one line of 250 characters
+    table = Table(title=(wrap_whole if wraps(console) else lambda text, _: text)(f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed "
+                                   f"mean, {protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs "
+                                   "it: the ratio of the best's figure to the row's, with its interval); the reference "
+                                   "mappers first, then the candidates from the fastest", console.width))
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
     # `0.00124-0.001…`); a cell wraps between them
     def figure(*throughputs: float) -> str:  # a time metric's time alone, as the iterations table gives it: its
@@ -2025,7 +2026,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
                                                None if calibrated else protocol.untimed(unit), start_up_s,
                                                wall=wall, larger=larger):
-        console.print(f"[yellow]{title}:[/] {escape(text)}")
+        print_whole(console, title, text, "yellow")
     from mapperopt.optimizer.compare import checked_by
 
     if checked := checked_by(summary.get("check_kinds") or {}).strip():  # e.g. Pennant's energy check alone
@@ -2046,17 +2047,17 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         c = _comparison(summary, name)
         if name == best or name not in summary["measured"]:
             if name == best:
-                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.",
-                              markup=False)
+                print_wrapped(console, f"The best is the start program ({name}) itself: tuning found nothing "
+                              "faster.", markup=False)
             continue
         if c is None:
-            console.print(f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
+            print_wrapped(console, f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
                           "this comparison).", markup=False)
             continue
         if _same_mapping(summary, name, default_start):
             why = ("the start program is Legion's default mapper written in the DSL, --start default"
                    if default_start and best == summary["start"] else f"{best} maps as Legion's default mapper")
-            console.print(f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
+            print_wrapped(console, f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
                           "machine's noise or the two mappers' own overhead, not a gain.", markup=False)
             continue
         if c.no_interval:
@@ -2080,7 +2081,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         ratio = c.describe()
         if c.significant and (estimates[best].noisy or estimates[name].noisy):
             ratio = ratio.replace(": significant)", ": clear of 1, from noisy measurements)")
-        console.print(f"Best ({escape(best)}) vs {escape(_label(name, own))}: {escape(ratio)}.{verdict}" + (
+        print_wrapped(console, f"Best ({escape(best)}) vs {escape(_label(name, own))}: {escape(ratio)}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
             f"{escape('; '.join(differs))}." if differs else "") + (
             " The start program (--start default) is Legion's default mapper written in the DSL"

@@ -68,7 +68,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
-from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_wrapped, size_options,
+                                           wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, spec_words,
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
@@ -2745,7 +2746,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         beat.said()
 
     def say(line: str) -> None:
-        console.print(escape(line))
+        print_wrapped(console, escape(line))  # at the console's width, as `run` wraps; a bare command stays whole
         beat.said()
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
@@ -2778,25 +2779,26 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             console.print("[yellow]Interrupted.[/] " + escape(said))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
-    table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
+    fold = (lambda text: wrap_whole(text, console.width)) if wraps(console) else (lambda text: text)
+    table = Table(title=escape(fold(header[0])), caption=escape(fold(" ".join(header[1:]))))
     for col in ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed evaluations"):  # table.md's
         table.add_column(col)
     for name, s in summary["optimizers"].items():
         table.add_row(name, str(s["runs"]), *_stat_cells(s), _failed_cell(s))
     console.print(table)
     for line in under_table(summary):
-        console.print(escape(line))
+        print_wrapped(console, escape(line))
     for title, text in summary.get("noise_warnings", []):
-        console.print(f"[yellow]{title}:[/] {escape(text)}")
+        print_wrapped(console, f"[yellow]{escape(title)}:[/] {escape(text)}")
     if reference_drift(summary):
-        console.print(f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
+        print_wrapped(console, f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
     folder = Path(summary["folder"])
     if not summary["written"]:  # a --report-only of part of the comparison: said by run_compare
         return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
-    for line in best_mapper_lines(summary, folder, bench):
-        console.print(line, markup=False)
+    for line in best_mapper_lines(summary, folder, bench):  # a line with a command stays whole (`wrap_prose`)
+        print_wrapped(console, line, markup=False)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",
