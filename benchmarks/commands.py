@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import shlex
 import statistics
@@ -19,7 +20,7 @@ from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benc
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, output_checked,
-                                          relative_paths_note, run_notes)
+                                          relative_paths_note, run_notes, wrapped_programs)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
@@ -44,13 +45,48 @@ def wrap_whole(text: str, width: int) -> str:
                      ).replace(keep, " ")
 
 
+# A command the text gives outside backquotes (`mapperopt tune ... --resume DIR`): its end is not known, so a line
+# that holds one is left whole.
+_BARE_COMMAND = re.compile(r"\bmapperopt [a-z]")
+
+
+def wrap_prose(text: str, width: int) -> str:
+    """`text` wrapped as `wrap_whole` wraps it, unless it gives a command outside backquotes (`_BARE_COMMAND`):
+    then whole, so that it pastes as one."""
+    return text if _BARE_COMMAND.search(_WHOLE.sub("", text)) else wrap_whole(text, width)
+
+
+def wraps(console: Any) -> bool:
+    """Whether tune's and compare's prose wraps on `console`, which wraps nothing itself (soft_wrap, so that its paths
+    and commands stay whole): on a terminal, or where COLUMNS gives a width, as `run` wraps; piped output without
+    COLUMNS keeps each line whole (for grep and logs)."""
+    return not console.soft_wrap or console.is_terminal or bool(os.environ.get("COLUMNS"))
+
+
+def print_wrapped(console: Any, text: str, markup: bool = True) -> None:
+    """Prints `text` (rich markup, unless `markup` is False) with each of its lines wrapped to the console's width by
+    `wrap_prose` where the console `wraps`, its styles kept."""
+    from rich.text import Text
+
+    rich_text = Text.from_markup(text) if markup else Text(text)
+    plain = rich_text.plain
+    wrapped = "\n".join(wrap_prose(line, console.width) if line.strip() and wraps(console) else line
+                         for line in plain.split("\n"))
+    if len(wrapped) == len(plain):  # only spaces became line breaks: the styles' spans still fit
+        rich_text = Text(wrapped, spans=list(rich_text.spans))
+    console.print(rich_text, soft_wrap=True)
+
+
 def print_whole(console: Any, head: str, text: str, style: str = "bold") -> None:
     """Prints `head: text` (`head` in `style`) wrapped to the console's width by `wrap_whole`: rich wraps at any
-    space, breaking a regular expression or a command the text offers across lines."""
+    space, breaking a regular expression or a command the text offers across lines; a console that leaves long
+    lines whole (soft_wrap: tune's, compare's, so that paths and commands stay whole) wraps these too where it
+    `wraps`, a line with a bare command left whole (`wrap_prose`)."""
     from rich.markup import escape
 
-    # a console that leaves long lines whole (soft_wrap, compare's) leaves these whole too
-    wrapped = f"{head}: {text}" if console.soft_wrap else wrap_whole(f"{head}: {text}", console.width)
+    line = f"{head}: {text}"
+    wrapped = (wrap_whole(line, console.width) if not console.soft_wrap else  # run's
+               wrap_prose(line, console.width) if wraps(console) else line)
     console.print(f"[{style}]{escape(head)}:[/]{escape(wrapped[len(head) + 1:])}", soft_wrap=True)
 
 
@@ -59,9 +95,11 @@ def _mapper_arg(value: str) -> str | Path:
     return value if value in ("default", "expert") else Path(value)
 
 
-def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s: float | None = None) -> None:
+def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s: float | None = None,
+           programs: Sequence[Path] = ()) -> None:
     """The run's table, what makes its figures unreliable (`protocol.core_warning`, `protocol.noise_warnings`;
-    `once`: it ran with --once; `timeout_s`: the --timeout given), its task profile and AutoGuide's feedback."""
+    `once`: it ran with --once; `timeout_s`: the --timeout given), its task profile and AutoGuide's feedback;
+    `programs`: those that the run's executable, a script, starts (`wrapped_programs`), read for begin_trace."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -147,13 +185,21 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if traces:  # --trace: one file per execution
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
-        # Replays map nothing, so trace nothing: said unless the program never calls begin_trace (its symbols;
-        # a wrapper script's program cannot be told) or the run turned replays off.
+        # Replays map nothing, so trace nothing: said unless the program never calls begin_trace (its symbols, or
+        # those of the programs a wrapper script names) or the run turned replays off; as a condition where no
+        # program could be read. Wrapped here so that the flag stays on one line.
         command = shlex.split(s.get("command", ""))
-        if "-lg:no_physical_tracing" not in command and program_traces(command) is not False:
-            table.add_row("", "the iterations Legion replays from a loop the program traces (begin_trace/end_trace) "
-                              "ask no mapper and have no lines: they run as the recorded ones were mapped "
-                              "(-- -lg:no_physical_tracing maps and traces every one)")
+        traces = program_traces(command)
+        if traces is None and programs:
+            found = {program_traces([str(p)]) for p in programs}
+            traces = True if True in found else None if None in found else False
+        if "-lg:no_physical_tracing" not in command and traces is not False:
+            replays = ("the iterations Legion replays from a loop the program traces (begin_trace/end_trace) ask"
+                       if traces else "if the program traces a loop (begin_trace/end_trace), the iterations Legion "
+                       "replays from it ask")
+            table.add_row("", escape(wrap_whole(f"{replays} no mapper and have no lines: they run as the recorded "
+                                                "ones were mapped (`-- -lg:no_physical_tracing` maps and traces "
+                                                "every one)", console.width - len("run folder") - 7)))
     console.print(table)
     notes = run_notes(result)  # what `run --json` gives as `notes`
     for note in notes:  # those with a heading (the output's own failure) here, the mapper's after the diagnostics
@@ -573,7 +619,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         click.echo(json.dumps({**result.to_json(), "notes": [n.to_json() for n in run_notes(result)]}, indent=2))
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
-        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)
+        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s,
+               wrapped_programs(bench) if isinstance(bench, UserApp) else ())
         moved = relative_paths_note([*bench.args[size], *app_args], Path(result.run_dir).resolve()) \
             if isinstance(bench, UserApp) and not result.ok and result.run_dir else None
         if moved:  # its failure is then likely the missing file's

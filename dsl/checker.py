@@ -293,8 +293,9 @@ def _operator_hint(op: str, names: tuple[str, str]) -> str:
     return said
 
 
-def _top_level_hint(s, kind: str) -> str:
-    """E202's fix for statement `s` naming the top-level task (which runs on `kind`): what reaches it instead."""
+def _top_level_hint(s, kind: str, regions: bool = True) -> str:
+    """E202's fix for statement `s` naming the top-level task (which runs on `kind`; `regions`: it has region
+    arguments): what reaches it instead; for a statement of regions where it has none, that none applies."""
     func = s.func.name if isinstance(s, (A.SingleTaskMapStmt, A.IndexTaskMapStmt)) else "f"
     single = f"`SingleTaskMap {kind} {func};` maps it with the tasks launched one at a time on {kind}s"
     if isinstance(s, A.SingleTaskMapStmt) and len(s.tasks.names) == 1:
@@ -306,6 +307,9 @@ def _top_level_hint(s, kind: str) -> str:
         return f"{what}: `Task * {','.join(k.name for k in s.kinds)};` chooses its kind with every other task's"
     if isinstance(s, A.InstanceLimitStmt):
         return f"{what}: the top-level task runs once, so no limit applies to it"
+    if getattr(s, "region", None) is not None and not regions:
+        return (f"{what}: the top-level task has no region arguments, so no "
+                f"{type(s).__name__.removesuffix('Stmt')} statement applies to it")
     star = format_statement(dataclasses.replace(s, tasks=A.TaskSel(None)))
     return f"{what}: `{star}` applies to it with every other task"
 
@@ -1331,7 +1335,7 @@ class _Checker:
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
                     self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it "
                                      "only in ControlReplicate; the others reach it through `*` or a kind selector",
-                             ident.loc, (_top_level_hint(s, kind),))
+                             ident.loc, (_top_level_hint(s, kind, bool(app.top_level.regions)),))
                     continue
                 if info is None:
                     close = closest(ident.name, known)

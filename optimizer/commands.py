@@ -20,8 +20,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
-                                          status as say_status)
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_whole, print_wrapped,
+                                          size_options, status as say_status, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
@@ -793,15 +793,14 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
 
 
-def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
+def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str], show: bool = True) -> None:
     """The notes that `run` prints after its table (`userapp.run_notes`: an output that says FAIL with nothing
     checking it, the mapper's notes R453 and R455, its skipped memories R452) of iteration `r`'s run in the tuning
     folder `root` (for `compare`, the comparison's run folder), in `run`'s words, under a line naming the iteration
     and its run folder; a note whose words are in `said` (an earlier iteration's) is not said again. Adds the notes
-    said to `said`."""
+    said to `said`; with `show` False, only adds them (an iteration of the journal, which said them when it ran)."""
     from rich.markup import escape
 
-    from mapperopt.benchmarks.commands import print_whole
     from mapperopt.benchmarks.userapp import run_notes
     from mapperopt.records import RunResult
 
@@ -812,6 +811,9 @@ def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]
     except (KeyError, TypeError, ValueError):  # a journal line of an older layout: it has nothing to say
         return
     notes = [n for n in run_notes(result) if n.text not in said]
+    if not show:
+        said.update(n.text for n in notes)
+        return
     if notes:
         console.print(f"    iteration {r.iter}'s run ({escape(result.run_dir)}):")
     for note in notes:  # as `run` prints them
@@ -1089,17 +1091,17 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
     if not space.layouts:
-        console.print("[yellow]Layouts are not searched:[/] nothing verifies this application's results beyond its "
-                      "exit status, and a layout can make a program compute wrong numbers silently. Give the "
-                      "application a verification (verify: in its application file, or --verify-pattern, "
-                      "--verify-cmd, --reference) to search them.")
+        print_whole(console, "Layouts are not searched", "nothing verifies this application's results beyond its "
+                    "exit status, and a layout can make a program compute wrong numbers silently. Give the "
+                    "application a verification (verify: in its application file, or --verify-pattern, "
+                    "--verify-cmd, --reference) to search them.", "yellow")
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
-    console.print(f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
+    print_wrapped(console, f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
                   f"{settings['gpus']} GPU) for {iters} iteration{'s' if iters != 1 else ''} with "
                   f"{escape(opt.describe())}.")
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
@@ -1107,10 +1109,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                    "extra_args": settings.get("app_args"),
                                    "app_options": shlex.join(spec_words(bench)) if isinstance(bench, UserApp) else ""})
     if cores:
-        console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
+        print_whole(console, cores[0], cores[1], "yellow")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
-    console.print(f"Each mapper: {executions} "
+    print_wrapped(console, f"Each mapper: {executions} "
                   + ("measured, not calibrated (the program's arguments fix the work of an execution)"
                      if "app_file" in settings else
                      f"of at least {settings.get('min_time_s') or 0:g} s measured"
@@ -1128,7 +1130,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     for r in store.records:
         console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
                       + "  [dim](from the journal)[/]")
-        print_new_notes(console, store.root, r, said)
+        print_new_notes(console, store.root, r, said, show=False)  # said when it ran: once per folder
     status = console.status("")
 
     build_checked: list[int] = []  # the iterations before whose start the executable was the folder's build
@@ -1242,7 +1244,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    larger=larger_size(bench, settings["size"]))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
                                    start_file=None if settings["start"] in ("default", "random") else
-                                   settings["start"]), markup=False)
+                                   settings["start"],
+                                   command=best_run_command(bench, settings, store.root / "best.dsl")),
+                  markup=False, soft_wrap=True)
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1259,7 +1263,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     if drift := drift_line(summary, store, unit, default_start=settings["start"] == "default"):
         console.print(drift, markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
-    console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
+    print_wrapped(console, verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
         console.print(note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
@@ -1267,7 +1271,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          processors=(settings["cpus"], settings["gpus"],
                                      protocol.utility_processors(load_config(bench).size(settings["size"]).util,
                                                                  settings.get("app_args")))):
-        console.print(step, markup=False)
+        print_wrapped(console, step, markup=False)
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:
@@ -1574,14 +1578,15 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
         units.update({name: run_unit for name in missing})
         # Not like with like: the progress lines' figures are each measured later, under another load; the best so
         # far is chosen by the loop's rule (`loop._becomes_best`), said here as it is.
-        console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
-                                                for name, value in settings["baselines"].items())
-                      + " (measured once, before the search: each iteration below is measured later, in its own run "
-                        "under the machine's load of its moment, so compare the iterations' figures with them only "
-                        "roughly; an iteration becomes the best so far only when its figure is higher than the "
-                        f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
-                        "1) or, within the noise, when it is still higher with both re-measured together; the final "
-                        "comparison measures the best, the start and these mappers together)", markup=False)
+        figures = ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
+                            for name, value in settings["baselines"].items())
+        print_whole(console, "Baselines", figures + " (measured once, before the search: each iteration below is "
+                    "measured later, in its own run under the machine's load of its moment, so compare the "
+                    "iterations' figures with them only roughly; an iteration becomes the best so far only when its "
+                    f"figure is higher than the best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % "
+                    "interval of their ratio above 1) or, within the noise, when it is still higher with both "
+                    "re-measured together; the final comparison measures the best, the start and these mappers "
+                    "together)", "none")
     for name in missing:
         console.print(f"Note: {root / f'baseline-{name}'}/ is missing (deleted?): it held the measurement of "
                       f"{reference_name(name, own)} above, which is settings.json's figure, without its noise; the "
@@ -1595,7 +1600,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                                                timeout_s=settings.get("timeout_s"),
                                                start_up_s=start_up(list(results.values())), wall=wall,
                                                larger=larger_size(settings.get("app"), settings.get("size"))):
-        console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
+        print_whole(console, f"{title} of the baselines", text, "yellow")
 
 
 def _ordered(measured: dict) -> list[tuple[str, dict]]:
@@ -1818,6 +1823,26 @@ def run_command(program: list[str], mapper: Path, request: dict) -> str:
     return shlex.join(["mapperopt", "run", *words[:at], "--mapper", str(mapper), *words[at:]])
 
 
+def best_run_command(bench: Any, settings: dict, mapper: Path) -> str:
+    """The `mapperopt run` command (`run_command`) that runs `mapper` on `bench` (a benchmark's name or a user's
+    program) as a tuning's or a comparison's `settings` (size, cpus, gpus, memory, timeout_s, app_args) ran its
+    mappers: the processor counts named where they differ from what `run` gives without --cpus and --gpus."""
+    from mapperopt.benchmarks.apps import processor_counts
+    from mapperopt.benchmarks.userapp import UserApp, spec_words
+
+    app_args = [str(a) for a in settings.get("app_args") or []]
+    try:
+        size = load_config(bench).size(settings.get("size", "ci"))
+        cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
+    except MapperoptError:  # a size the configuration no longer has: the counts are named
+        cpus = gpus = None
+    request = {"size": settings.get("size", "ci"),
+               "cpus": settings.get("cpus") if settings.get("cpus") != cpus else None,
+               "gpus": settings.get("gpus") if settings.get("gpus") != gpus else None,
+               **(settings.get("memory") or {}), "timeout_s": settings.get("timeout_s"), "app_args": app_args}
+    return run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], mapper, request)
+
+
 def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool = False) -> str | None:
     """One line when the iterations' "best" column changed (its first figure to its last) while the final
     comparison's pick is not shown faster than the start (as `next_step` counts it), and every reference's figure
@@ -1850,12 +1875,19 @@ def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool =
             "mapping.")
 
 
-def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:
+def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None,
+                     command: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first. A line that speaks of another
     program (the start, a reference) ends by naming the program printed below it, the pick, and names the start by
-    the user's own file (`start_file`: tune's --start FILE) where there is one."""
+    the user's own file (`start_file`: tune's --start FILE) where there is one; then, given the `command` that runs
+    the pick (`best_run_command`), with it, last, as compare's `Best mapper:` line ends."""
+    line = _best_mapper_line(summary, path, default_start, start_file)
+    return f"{line.removesuffix(':')}, printed below; run it with: {command}" if command else line
+
+
+def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file: str | None) -> str:
     faster = sorted((c.ratio, name) for name in ("default", "expert")
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
@@ -1927,18 +1959,23 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     from rich.table import Table
 
     rounds = summary["rounds"]
-    table = Table(title=f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
-                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs it: the ratio of "
-                        "the best's figure to the row's, with its interval); the reference mappers first, then the "
-                        "candidates from the fastest")
+    # wrapped here: a console that wraps nothing itself (soft_wrap, tune's) printed it as one line of 250 characters
+    table = Table(title=(wrap_whole if wraps(console) else lambda text, _: text)(f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed "
+                                   f"mean, {protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs "
+                                   "it: the ratio of the best's figure to the row's, with its interval); the reference "
+                                   "mappers first, then the candidates from the fastest", console.width))
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
     # `0.00124-0.001…`); a cell wraps between them
-    def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
-        return protocol.figure(unit, e["value"])
+    def figure(*throughputs: float) -> str:  # a time metric's time alone, as the iterations table gives it: its
+        # throughput beside it (`protocol.figure`) made the table wider than 80 columns
+        return protocol.as_time(unit, *throughputs).strip(" ()") or protocol.figure(unit, *throughputs)
+
+    def value(e: dict) -> str:
+        return figure(e["value"])
 
     def interval(e: dict) -> str:  # none from too few executions (`protocol.too_few`), rather than a false one
         few = len(e["values"]) < protocol.MIN_INTERVAL_VALUES
-        return "-" if few else protocol.figure(unit, e["low"], e["high"])
+        return "-" if few else figure(e["low"], e["high"])
 
     def spread(e: dict) -> str:  # one execution has none: "0%" would look exact (said under the table)
         return "-" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
@@ -1989,7 +2026,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
                                                None if calibrated else protocol.untimed(unit), start_up_s,
                                                wall=wall, larger=larger):
-        console.print(f"[yellow]{title}:[/] {escape(text)}")
+        print_whole(console, title, text, "yellow")
     from mapperopt.optimizer.compare import checked_by
 
     if checked := checked_by(summary.get("check_kinds") or {}).strip():  # e.g. Pennant's energy check alone
@@ -2010,17 +2047,17 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         c = _comparison(summary, name)
         if name == best or name not in summary["measured"]:
             if name == best:
-                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.",
-                              markup=False)
+                print_wrapped(console, f"The best is the start program ({name}) itself: tuning found nothing "
+                              "faster.", markup=False)
             continue
         if c is None:
-            console.print(f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
+            print_wrapped(console, f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
                           "this comparison).", markup=False)
             continue
         if _same_mapping(summary, name, default_start):
             why = ("the start program is Legion's default mapper written in the DSL, --start default"
                    if default_start and best == summary["start"] else f"{best} maps as Legion's default mapper")
-            console.print(f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
+            print_wrapped(console, f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
                           "machine's noise or the two mappers' own overhead, not a gain.", markup=False)
             continue
         if c.no_interval:
@@ -2030,7 +2067,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         elif estimates[best].noisy or estimates[name].noisy:
             # The rule counts no difference from such measurements (docs/tuning.md, point 7): said with its reason
             # rather than calling the ratio "significant" and then not counting it.
-            wide = " and ".join(f"{n}'s ±{100 * estimates[n].half_width:.0f} %" for n in (best, name)
+            wide = " and ".join(f"{_label(n, own)}'s ±{100 * estimates[n].half_width:.0f} %" for n in (best, name)
                                 if estimates[n].noisy)
             verdict = (f" [yellow]Not counted as a difference: {wide} (above) exceed the ±"
                        f"{100 * protocol.NOISY_HALF_WIDTH:.0f} % within which a measurement's difference counts, as a "
@@ -2044,7 +2081,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         ratio = c.describe()
         if c.significant and (estimates[best].noisy or estimates[name].noisy):
             ratio = ratio.replace(": significant)", ": clear of 1, from noisy measurements)")
-        console.print(f"Best ({escape(best)}) vs {escape(_label(name, own))}: {escape(ratio)}.{verdict}" + (
+        print_wrapped(console, f"Best ({escape(best)}) vs {escape(_label(name, own))}: {escape(ratio)}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
             f"{escape('; '.join(differs))}." if differs else "") + (
             " The start program (--start default) is Legion's default mapper written in the DSL"

@@ -68,7 +68,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
-from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_wrapped, size_options,
+                                           wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, spec_words,
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
@@ -77,10 +78,11 @@ from mapperopt.errors import MapperoptError, UsageError, closest
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, changed_build,
-                                          check_options, check_start_file, keep_reference, memory_now, next_line,
-                                          option_words, print_new_notes, require_known_size, require_same_build,
-                                          require_same_machine, require_start_file, run_command, tests_size_note)
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
+                                          changed_build, check_options, check_start_file, keep_reference, memory_now,
+                                          next_line, option_words, print_new_notes, require_known_size,
+                                          require_same_build, require_same_machine, require_start_file,
+                                          tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -900,10 +902,6 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if not opts.get("tune", True) and opts.get("final", True):
         _require_measured(folder, optimizers, opts)
     _report_paths(folder)  # before anything is tuned or measured for a report that could not be written
-    for notice in notices:
-        say(notice)
-    if on_folder:
-        on_folder(folder)
     # One tune or comparison of a user's program per runs folder at a time (`tune`'s lock): both would measure on
     # the same cores. Taken before the folder is made: a refused command leaves nothing.
     program = hold_program_folder(folder.parent, str(bench)) if opts.get("tune", True) and isinstance(
@@ -921,6 +919,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         raise MapperoptError(e.message, hint="wait for it to finish or stop that process; `--new` starts a separate "
                                              "comparison") from None
     try:
+        for notice in notices:  # once the comparison is known to go on: a refused one says the refusal alone
+            say(notice)
+        if on_folder:
+            on_folder(folder)
         if resumed and (folder / "settings.json").exists():
             stored = _folder_file(folder / "settings.json")
             _require_one_problem(folder, stored)
@@ -2400,9 +2402,6 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     file and the `mapperopt run` command that runs it as the comparison did; then a `Next:` line: use it where its
     score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no run's best worked in
     the final measurement, or its file is gone."""
-    from mapperopt.benchmarks import load_config
-    from mapperopt.benchmarks.apps import processor_counts
-
     rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
     if not rows:
         return []
@@ -2412,17 +2411,7 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
                 None)
     if path is None:
         return []
-    s = summary.get("settings", {})
-    app_args = [str(a) for a in s.get("app_args") or []]
-    try:
-        size = load_config(bench).size(s.get("size", "ci"))
-        cpus, gpus = processor_counts(size.cpus, size.gpus, app_args)  # what `run` gives without --cpus, --gpus
-    except MapperoptError:  # a size the configuration no longer has: the counts are named
-        cpus = gpus = None
-    request = {"size": s.get("size", "ci"), "cpus": s.get("cpus") if s.get("cpus") != cpus else None,
-               "gpus": s.get("gpus") if s.get("gpus") != gpus else None, **(s.get("memory") or {}),
-               "timeout_s": s.get("timeout_s"), "app_args": app_args}
-    command = run_command(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)], path, request)
+    command = best_run_command(bench, summary.get("settings", {}), path)
     own = summary.get("own_mapper")
     named, keep = keep_reference(summary.get("reference", "expert"), own)
     score = f"{best['normalized']:.2f}"
@@ -2757,7 +2746,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         beat.said()
 
     def say(line: str) -> None:
-        console.print(escape(line))
+        print_wrapped(console, escape(line))  # at the console's width, as `run` wraps; a bare command stays whole
         beat.said()
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
@@ -2790,25 +2779,26 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             console.print("[yellow]Interrupted.[/] " + escape(said))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
-    table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
+    fold = (lambda text: wrap_whole(text, console.width)) if wraps(console) else (lambda text: text)
+    table = Table(title=escape(fold(header[0])), caption=escape(fold(" ".join(header[1:]))))
     for col in ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed evaluations"):  # table.md's
         table.add_column(col)
     for name, s in summary["optimizers"].items():
         table.add_row(name, str(s["runs"]), *_stat_cells(s), _failed_cell(s))
     console.print(table)
     for line in under_table(summary):
-        console.print(escape(line))
+        print_wrapped(console, escape(line))
     for title, text in summary.get("noise_warnings", []):
-        console.print(f"[yellow]{title}:[/] {escape(text)}")
+        print_wrapped(console, f"[yellow]{escape(title)}:[/] {escape(text)}")
     if reference_drift(summary):
-        console.print(f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
+        print_wrapped(console, f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
     folder = Path(summary["folder"])
     if not summary["written"]:  # a --report-only of part of the comparison: said by run_compare
         return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
-    for line in best_mapper_lines(summary, folder, bench):
-        console.print(line, markup=False)
+    for line in best_mapper_lines(summary, folder, bench):  # a line with a command stays whole (`wrap_prose`)
+        print_wrapped(console, line, markup=False)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",

@@ -685,7 +685,7 @@ def test_a_timeout_names_a_layout_away_from_the_natural_one_but_keeps_what_a_var
     summa = explain(dataclasses.replace(result, app="summa", dsl=dsl))
     assert "`Layout * * * SOA C_order;` in place of `Layout * * * AOS C_order;`" in summa.suggestion, summa.suggestion
     plain = explain(dataclasses.replace(result, app="summa", dsl="Task * CPU;\nLayout * * * C_order;\n"))
-    assert "suspect" not in plain.explanation and "natural layout" not in plain.suggestion, plain
+    assert "suspect" not in plain.explanation and "set back to Legion" not in plain.suggestion, plain
 
 
 def test_an_abort_in_realms_copies_under_an_aos_align_layout_names_the_layout_and_where_it_came_from():

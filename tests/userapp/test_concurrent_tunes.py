@@ -101,3 +101,19 @@ def test_a_tune_is_refused_while_another_runs_with_another_build_cache(tmp_path,
         held.release()
     err = flat(capsys.readouterr().err)
     assert f"circuit is being tuned or compared in {runs / 'circuit'}: process {os.getpid()}" in err, err
+
+
+def test_a_refused_comparison_says_the_refusal_first(tmp_path, foreign_exe, capsys):
+    """A comparison refused because the program is being tuned printed two paragraphs first ("Layouts are not
+    searched: ...", "More processors than cores: ..."), notices of a comparison that then did not run, and the
+    refusal after them. The refusal comes first, alone."""
+    runs = tmp_path / "runs"
+    held = hold_program_folder(runs / "foreign", "foreign")
+    try:
+        assert main(["compare", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "3", "--optimizers", "random",
+                     "--runs", "1", "--iters", "1", "--runs-dir", str(runs)]) == 1
+    finally:
+        held.release()
+    out, err = capsys.readouterr()
+    assert f"foreign is being tuned or compared in {runs / 'foreign'}: process {os.getpid()}" in flat(err), err
+    assert "Layouts are not searched" not in out + err and "More processors than cores" not in out + err, out + err

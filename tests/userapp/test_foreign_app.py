@@ -1034,3 +1034,48 @@ def test_tunes_next_line_names_the_programs_own_mapper_as_what_runs_without_mapp
         assert next_line.startswith("keep the start program (iter-1, iter-001/mapper.dsl: Legion's default mapping "
                                     "written in the DSL; run it with --mapper and that file, as without --mapper the "
                                     "program's own mapper ('first_cpu_mapper') runs): tuning found nothing faster"), out
+
+
+def test_tunes_best_mapper_line_gives_the_command_that_runs_best_dsl(foreign_exe, tmp_path, capsys, monkeypatch):
+    """tune's ending printed best.dsl's program but no command that runs it, which compare's `Best mapper:` line
+    gives: the user had to put `mapperopt run --app ... --mapper .../best.dsl` together from the docs. The line gives
+    the same command (`run_command`), with the options the tune was given that `run` takes; run as printed, it
+    runs best.dsl."""
+    import shlex
+
+    from mapperopt.optimizer.commands import run_command
+
+    monkeypatch.chdir(tmp_path)
+    app_file(tmp_path, foreign_exe)
+    assert main(["tune", "--app", "mapperopt.yaml", "--timeout", "50", "--iters", "1", "--baseline", "default",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]) == 0
+    out = capsys.readouterr().out
+    (root,) = Path("runs", "foreign").glob("tune-*")
+    command = run_command(["--app", "mapperopt.yaml"], root / "best.dsl", {"timeout_s": 50})
+    assert command == f"mapperopt run --app mapperopt.yaml --timeout 50 --mapper {root / 'best.dsl'}", command
+    (line,) = [line for line in out.splitlines() if line.startswith("Best mapper")]
+    assert line.endswith(f", printed below; run it with: {command}"), out
+    best = (root / "best.dsl").read_text().rstrip("\n")
+    assert out[out.index(line) + len(line) + 1:].startswith(best), out  # the program follows the line
+    assert main([*shlex.split(command)[1:], "--once", "--out", "again"]) == 0
+    assert (tmp_path / "again" / "mapper.dsl").read_text() == (root / "best.dsl").read_text()
+
+
+def test_the_advice_after_a_run_of_the_programs_own_mapper_names_a_file_to_write(foreign_exe, tmp_path, capsys,
+                                                                                 monkeypatch):
+    """`run --app FILE` without --mapper (the program's own mapper ran) advised "write statements naming only the
+    tasks to change in my.dsl and run `mapperopt run ... --mapper my.dsl ...`": my.dsl read as a file that exists,
+    and the command, given as printed, failed. It says the file is a new one to write; written, the command runs."""
+    import re
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["run", "--app", str(path), "--once", "--out", "own"]) == 0
+    suggestion = " ".join(json.loads((tmp_path / "own" / "feedback.json").read_text())["suggestion"].split())
+    assert ("write a new DSL file, my.dsl, with statements naming only the tasks to change, and run "
+            f"`mapperopt run --app {path} --mapper my.dsl --keep-app-mapper --profile`") in suggestion, suggestion
+    assert not (tmp_path / "my.dsl").exists()
+    (tmp_path / "my.dsl").write_text('Task "Update Values" CPU;\n')
+    command = re.search(r"`(mapperopt run [^`]*)`", suggestion).group(1)
+    assert main([*shlex.split(command)[1:], "--once", "--out", "mine"]) == 0

@@ -176,3 +176,19 @@ def test_w330_on_an_equal_partition_says_in_short_that_it_may_not_apply(tmp_path
     assert len(line) < 500, len(line)  # nearly twice as long before
     assert main(["run", "--app", app, "--mapper", "aos.dsl", "--verify-pattern", "checksum .* OK", "--once",
                  "--out", "run", "--", "-ll:cpu", "2"]) == 0
+
+
+def test_the_statement_to_try_is_not_called_the_natural_layout_where_it_keeps_an_align(tmp_path, monkeypatch,
+                                                                                       layoutdep_exe):
+    """After a wrong answer the suspect is the C_order alone (an Align is no suspect there): the statement to try
+    keeps `Align==64`, which the program's natural layout (Legion's default, no padding) has not, yet the advice
+    called it "the program's natural layout". It says what the statement is: the suspected choice set back to
+    Legion's default."""
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order Align==64;\n"
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "wrong")
+    assert fb["stage"] == "verify", fb
+    suggestion = fb["suggestion"]
+    assert suggestion.startswith("Run the mapper once with `Layout * * * SOA F_order Align==64;` in place of "
+                                 "`Layout * * * SOA C_order Align==64;` (the suspected choices set back to Legion's "
+                                 "default layout): if it then passes, the layout is the cause."), suggestion
+    assert "natural layout" not in suggestion, suggestion

@@ -37,3 +37,57 @@ def test_tunes_iterations_table_of_a_time_metric_gives_one_line_an_iteration(tim
     rows = [line for line in table if line.startswith("│")]
     assert len(rows) == 2 and all(len(line) <= 80 for line in table), out
     assert all(line.split("│")[3].strip().endswith(" ms") for line in rows), out  # the time, alone
+
+
+def test_tunes_final_table_of_a_time_metric_fits_80_columns(timed_exe, tmp_path, capsys, monkeypatch):
+    """tune's final table ("Measured together") of a program with a time metric of some 600 ms was 83 columns wide
+    at COLUMNS=80: each time and interval cell carried its throughput too (`0.001559-0.001916` / `1/ms)`), so every
+    row wrapped on an 80-column terminal. The iterations table, run's and compare's fit. Its cells give the time
+    alone, as the iterations table does."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["tune", "--app", f"{timed_exe} -scale 20", "--metric", r"elapsed: (\S+) ms", "--unit", "ms",
+                 "--iters", "2", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "3",
+                 "--runs-dir", "runs"]) == 0
+    out = capsys.readouterr().out
+    final = out[out.index("Measured together"):]
+    table = [line for line in final.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and all(len(line) <= 80 for line in table), final
+    rows = [line.split("│") for line in table if line.startswith("│") and line.split("│")[2].strip()]
+    assert rows and all(r[2].strip().endswith(" ms") and r[3].strip().endswith(" ms") for r in rows), final
+
+
+def test_tunes_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_path, capsys, monkeypatch):
+    """`run` wraps its notes at COLUMNS (never inside a command, a pattern or a quoted text); tune printed its notes
+    ("Baselines: ...", 560 characters; "Layouts are not searched: ...", "No spread estimate: ...", "More processors than
+    cores: ...") as lines of 300-600 characters. A line that holds a command or a path stays whole."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["tune", "--app", f"{timed_exe} -scale 20", "--metric", r"elapsed: (\S+) ms", "--unit", "ms",
+                 "--cpus", "2", "--iters", "1", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", "runs"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    assert "Baselines: default " in flat and "Layouts are not searched" in flat and "More processors than cores" in flat, \
+        out
+    # an iteration's progress line is one line, as a table's row; a line with a command or a path stays whole
+    long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line
+            and not line.startswith("  iter ")]
+    assert not long, long
+
+
+def test_compares_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_path, capsys, monkeypatch):
+    """compare printed its notes ("Layouts are not searched: ...", the noise of its measurements, ...) as lines of
+    300-600 characters, where `run` wraps them at COLUMNS. A line that holds a command or a path stays whole."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["compare", "--app", f"{timed_exe} -scale 20", "--metric", r"elapsed: (\S+) ms", "--unit", "ms",
+                 "--optimizers", "random", "--runs", "1", "--iters", "1", "--repeats", "1", "--max-repeats", "1",
+                 "--final-rounds", "1", "--runs-dir", "runs"]) == 0
+    out = capsys.readouterr().out
+    assert "Layouts are not searched" in out, out
+    # a progress line ("... iter 1/1 ...", "Measuring ...") is one line, as a table's row; a line with a command or a
+    # path stays whole
+    long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line
+            and " iter " not in line and not line.startswith("Measuring ")]
+    assert not long, long

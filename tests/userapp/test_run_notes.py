@@ -67,8 +67,8 @@ def test_run_hints_at_an_unchecked_failure_and_notes_replays_only_for_a_tracing_
     assert code == 0 and "│ status │ ok │" in out, out + err
     assert "'max rel err 6.5e-01: FAIL'" in out and "nothing checks the output" in out, out
     assert "Output not checked:" in out and "a correct output matches: `--verify-pattern REGEX`" in out, out
-    # a script: whether its program traces a loop is unknown, so the note stays
-    assert "begin_trace/end_trace" in out, out
+    # a script: the program it names is read, and it never calls begin_trace
+    assert "begin_trace" not in out, out
     # with a verify pattern the output is checked: no hint
     code, out, err = _run(capsys, "--app", "./check.sh", *metric, "--verify-pattern", "elapsed", "--mapper", "m.dsl",
                           "--once", "--out", "checked")
@@ -211,3 +211,49 @@ def test_run_and_tune_offer_the_verify_pattern_a_passing_output_prints(timed_exe
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]) == 0
     flat = " ".join(capsys.readouterr().out.split())
     assert flat.count("`--verify-pattern PASSED`") == 1 and flat.index("iter 1/2") < flat.index("PASSED'"), flat
+
+
+def test_trace_note_reads_the_program_a_script_runs_and_is_a_condition_where_unknown(timed_exe, tmp_path, capsys,
+                                                                                    monkeypatch):
+    """`run --trace` of `./run.sh` (`exec "$(dirname "$0")/build/app" "$@"`), whose program never calls begin_trace,
+    said that "the iterations Legion replays from a loop the program traces ... have no lines", and at 80 columns
+    broke `-- -lg:no_physical_tracing` across two lines. The program the script names is read (no note); for a
+    script whose program cannot be found the note is a condition, the flag whole on one line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    Path("m.dsl").write_text("Task * CPU;\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "timed").symlink_to(timed_exe)
+    Path("run.sh").write_text('#!/bin/sh\nexec "$(dirname "$0")/build/timed" "$@"\n')
+    Path("hidden.sh").write_text('#!/bin/sh\nexec "$TIMED_PROGRAM" "$@"\n')  # named outside the script
+    for name in ("run.sh", "hidden.sh"):
+        Path(name).chmod(0o755)
+    metric = ["--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--mapper", "m.dsl", "--once", "--trace"]
+    code, out, err = _run(capsys, "--app", "./run.sh", *metric, "--out", "named")
+    assert code == 0 and "trace.jsonl" in out, out + err
+    assert "begin_trace" not in out and "replays" not in out, out
+    monkeypatch.setenv("TIMED_PROGRAM", str(timed_exe))
+    assert main(["run", "--app", "./hidden.sh", *metric, "--out", "hidden"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│")]  # the table's
+    assert all(len(line) <= 80 for line in lines), lines
+    flat = " ".join(" ".join(line.strip("│ ") for line in lines).split())
+    assert ("if the program traces a loop (begin_trace/end_trace), the iterations Legion replays from it ask no "
+            "mapper and have no lines") in flat, flat
+    assert any("`-- -lg:no_physical_tracing`" in line for line in lines), lines
+
+
+def test_a_continued_tune_does_not_say_its_journals_notes_again(timed_exe, tmp_path, capsys, monkeypatch):
+    """"Output not checked: ..." was said after iteration 1 and again when the same command, with a larger --iters,
+    continued the tune (iteration 1 replayed "from the journal"): each note is said once per tuning folder."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    tune = ["tune", "--app", "./check.sh", "--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--baseline", "none",
+            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]
+    assert main([*tune, "--iters", "1"]) == 0
+    assert " ".join(capsys.readouterr().out.split()).count("Output not checked:") == 1
+    assert main([*tune, "--iters", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "iter 1/2" in out and "(from the journal)" in out and "iter 2/2" in out, out
+    assert "Output not checked:" not in out, out

@@ -30,6 +30,9 @@ def test_the_top_level_task_is_named_only_in_control_replicate_in_a_program_as_i
                           "SYSMEM;\n", *program)
         assert code != 0 and f"error[E202]: task '{top}' is the top-level task" in out, out
         assert "W305" not in out, out  # nothing more of a statement that cannot name it
+        # it has no region arguments: no `Region * * CPU SYSMEM;` "applies to it with every other task"
+        assert ("hint: remove the statement: the top-level task has no region arguments, so no Region statement "
+                "applies to it") in out and "applies to it with every other task" not in out, out
         code, out = check(tmp_path, capsys, f"Task * CPU;\n{TUNABLE if program is app else ''}ControlReplicate "
                           f"{top};\n", *program)
         assert code == 0 and "E202" not in out, out
