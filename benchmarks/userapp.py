@@ -880,19 +880,26 @@ def unchecked_failure(result) -> tuple[str, str] | None:
     """For a run of a user's program that nothing but the exit status checked (`output_checked`), the last line of
     its executions' standard output that shouts a failure (FAIL, FAILED, ERROR, WRONG, in capitals) and the file it is
     in (relative to the run folder); None where there is none, or the output was checked."""
-    if not result.run_dir or not (result.settings or {}).get("metric") or output_checked(result):
-        return None
     found = None
+    for stdout, lines in _unchecked_outputs(result):
+        shouted = [line.strip() for line in lines if _SHOUTED_FAILURE.search(line) and not _NONE_SHOUTED.search(line)]
+        if shouted:
+            found = (shouted[-1][:120], stdout)
+    return found
+
+
+def _unchecked_outputs(result):
+    """For a run of a user's program that nothing but the exit status checked (`output_checked`), each execution's
+    standard output file (relative to the run folder) and its lines, in order; nothing where the output was checked
+    or cannot be read."""
+    if not result.run_dir or not (result.settings or {}).get("metric") or output_checked(result):
+        return
     for attempt in result.attempts:
         try:
             text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
         except OSError:
             continue
-        shouted = [line.strip() for line in text.splitlines()
-                   if _SHOUTED_FAILURE.search(line) and not _NONE_SHOUTED.search(line)]
-        if shouted:
-            found = (shouted[-1][:120], attempt.stdout)
-    return found
+        yield attempt.stdout, text.splitlines()
 
 
 _SUCCESS = re.compile(r"(?i)\b(passed|success|successful|correct)\b")
@@ -903,20 +910,14 @@ def unchecked_success(result) -> tuple[str, str, str] | None:
     its executions' standard output that says the result is right (PASSED, SUCCESS, correct, in any case, not
     negated nor beside a failure), the word as printed (the verify pattern to offer) and the file it is in (relative
     to the run folder); None where there is none, or the output was checked."""
-    if not result.run_dir or not (result.settings or {}).get("metric") or output_checked(result):
-        return None
     found = None
-    for attempt in result.attempts:
-        try:
-            text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
-        except OSError:
-            continue
-        for line in text.splitlines():
+    for stdout, lines in _unchecked_outputs(result):
+        for line in lines:
             m, up = _SUCCESS.search(line), line.upper()
             before = [w.lower() for w in line[:m.start()].split()[-2:]] if m else []
             negated = any(w in ("not", "no", "never") or w.endswith("n't") for w in before)
             if m and not negated and not (_SHOUTED_FAILURE.search(up) and not _NONE_SHOUTED.search(up)):
-                found = (line.strip()[:120], m.group(1), attempt.stdout)
+                found = (line.strip()[:120], m.group(1), stdout)
     return found
 
 
