@@ -428,12 +428,13 @@ def _span(first: int, last: int) -> str:
 
 
 def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], done: int, new_command: str,
-                  what: str = "tune", measured: str | None = None) -> BuildChanged | None:
+                  what: str = "tune", measured: str | None = None, same: str | None = None) -> BuildChanged | None:
     """The error that stops a tune (or a comparison's run, `what`) of the tuning folder `root` (its `settings`)
     whose program's build changed while it ran, or None where it is the folder's still (or the folder recorded
     none): `checked`, [the iteration before whose start it was last the folder's build] or [] (only when the command
     started); `done`, the iterations journaled. Which iterations measured which build, that the folder keeps them,
-    and how to go on; `measured`, what is said of the measurements instead (a comparison's final measurement)."""
+    and how to go on; `measured`, what is said of the measurements instead (a comparison's final measurement);
+    `same`, the command that continues the run where it is not the same command (one given --new)."""
     from mapperopt.benchmarks.userapp import UserApp, build_change
 
     if not isinstance(bench, UserApp) or (change := build_change(bench, settings)) is None:
@@ -455,8 +456,41 @@ def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], do
         f"{path} {changed} while this {what} ran ({digests}): {measured}; the {what} stopped before measuring more "
         f"(nothing measured is lost: {root} keeps its {done} iteration{'s' * (done != 1)})",
         hint=f"to measure the new build, start a new run: `{new_command}`; to finish this {what}, put back the build "
-             "it was made with and give the same command, which continues it", path=str(path), digests=digests,
-        measured=measured)
+             "it was made with and " + (f"give `{same}`, which continues it" if same else
+                                         "give the same command, which continues it"),
+        path=str(path), digests=digests, measured=measured)
+
+
+def _rounds_span(first: int, last: int) -> str:
+    return f"round {first}" if first == last else f"rounds {first}-{last}"
+
+
+def final_round_check(bench: Any, settings: dict, root: Path, runs: Path, done: Callable[[], int], new_command: str,
+                      what: str = "tune", label: str = "the final comparison", same: str | None = None
+                      ) -> Callable[[int], None] | None:
+    """What `protocol.measure_together` calls after each round of a final measurement (`after_round`) of a user's
+    program, its run folders in `runs`: raises `changed_build`'s error where the build is no longer the folder's
+    (`root`, its `settings`), saying which rounds measured which build, so that no score mixes two builds. `done`:
+    the iterations journaled. None for a built-in benchmark (nothing to check)."""
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if not isinstance(bench, UserApp):
+        return None
+
+    def after_round(r: int) -> None:
+        n = done()
+        earlier = f"{_span(1, n)} measured the build {root} was made with" if n else ""
+        if r > 1:
+            earlier += (", and " if earlier else "") + f"{_rounds_span(1, r - 1)} of {label} measured " + (
+                "it too" if n else f"the build {root} was made with")
+        measured = ((earlier + "; ") if earlier else "") + (
+            f"round {r} of {label} ran while it was replaced and may have measured either build (its run folders: "
+            f"{runs}): what {label} measured is kept but used by no score or verdict")
+        if (stop := changed_build(bench, settings, root, [], n, new_command, what, measured=measured,
+                                  same=same)) is not None:
+            raise stop
+
+    return after_round
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
@@ -1139,7 +1173,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (stop := changed_build(bench, settings, store.root, build_checked[-1:], len(store.records),
                                   # the user's own options kept (their --iters, --cpus, --repeats...), as the
                                   # folder's request recorded them
-                                  _afresh(bench, store.root, settings, iters, final_rounds))) is not None:
+                                  _afresh(bench, store.root, settings, iters, final_rounds), same=same)) is not None:
             raise stop
         build_checked.append(i)
 
@@ -1183,6 +1217,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
     # With --new the same command would start yet another run: only --resume continues this one.
     to_continue = f"To continue: {again}" if new and resume_dir is None else f"The same command continues; or: {again}"
+    same = again if new and resume_dir is None else None  # what continues it where the same command would not
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
@@ -1216,7 +1251,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True
-            summary = final_comparison(bench, store, final_rounds)
+            summary = final_comparison(bench, store, final_rounds, after_round=final_round_check(
+                bench, settings, store.root, store.root / "final", lambda: len(store.records),
+                _afresh(bench, store.root, settings, iters, final_rounds), same=same))
     except KeyboardInterrupt:
         # counted on disk: an interrupt while `append` forces a record to disk leaves it there, not in `records`
         n = len(TuneStore.open(store.root).records)
@@ -1406,12 +1443,14 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
                           hint="look at the feedback in iter-NNN/feedback.txt")
 
 
-def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:
+def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS,
+                     after_round: Callable[[int], Any] | None = None) -> dict:
     """Measures together (`protocol.measure_together`, `rounds` interleaved rounds) the `FINAL_CANDIDATES`
     best distinct programs of the journal (the loop's best among them), the start program and the reference
     mappers; picks the final best among the candidates and the start (so that the pick is never slower than the
     start as measured here); compares it with each of the others. Writes best.dsl (the final best) and
-    summary.json, and returns the summary:
+    summary.json, and returns the summary (`after_round`: as `protocol.measure_together`'s; what it raises
+    stops the comparison before anything is written):
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None} (with "no_interval",
@@ -1448,7 +1487,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     if (store.root / "final").exists():  # an interrupted comparison's: kept, never used
         (store.root / "final").rename(store.root / f"final-{_next_final(store.root)}")
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
-                                         min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+                                         min_time_s=evaluator.min_time_s or 0, after_round=after_round,
+                                         **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
     if not finalists:  # every candidate and the start failed now: keep the loop's choice, without comparisons
         best_name = next(iter(picked))

@@ -5,9 +5,12 @@ how to go on; every iteration already measured stays in the folder."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+import time
 
 from userapp_support import quick_tune_args, tuning
 
@@ -152,3 +155,101 @@ def test_a_rebuild_of_the_program_a_wrapper_script_runs_stops_the_tune(tmp_path,
     err = flat(err)
     assert proc.returncode == 1, (out, err)
     assert f"error: {exe} changed while this tune ran (SHA-256 " in err, err
+
+
+def _rebuild(exe) -> None:
+    """Another build of `exe`, moved into place as a build does."""
+    rebuilt = exe.with_name(exe.name + ".new")
+    shutil.copy2(exe, rebuilt)
+    with open(rebuilt, "ab") as f:
+        f.write(b"\0rebuilt")
+    os.replace(rebuilt, exe)
+
+
+def _when(pattern: str, runs, proc) -> None:
+    """Waits until a file matching `pattern` is under `runs` (while `proc` runs)."""
+    deadline = time.monotonic() + 300
+    while not list(runs.glob(pattern)):
+        assert proc.poll() is None, f"exited {proc.returncode} first: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, f"no {pattern}"
+        time.sleep(0.05)
+
+
+def test_a_rebuild_during_the_final_comparison_of_a_tune_writes_no_summary(tmp_path, foreign_exe, offline_optimizer,
+                                                                            capsys):
+    """The build was checked before the final comparison but not after it: a rebuild while the final comparison ran
+    mixed two builds in the reported scores (7 executions of the old build, 8 of the new) without a word. The tune
+    checks after each round of it, stops without writing a summary, says which rounds measured which build, keeps
+    what it measured, and with the old build back the same command measures the final comparison again."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=2, final_rounds=4)
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _when("*/tune-*/final/*/round-1/result.json", runs, proc)
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    (root,) = runs.glob("*/tune-*")
+    err, out = flat(err), flat(out)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this tune ran (SHA-256 " in err, err
+    assert "iterations 1-2 measured the build" in err, err
+    assert "of the final comparison" in err and "ran while it was replaced and may have measured either build" in err
+    assert "used by no score or verdict" in err, err
+    assert not (root / "summary.json").exists()  # no scores of two builds
+    assert "Verdict" not in out and "Best (" not in out, out
+    rounds = sorted(p.name for p in (root / "final").glob("*/round-*"))
+    assert rounds and len(rounds) < 4 * len(list((root / "final").iterdir())), rounds  # stopped, kept
+    shutil.copy2(foreign_exe, exe)  # the old build back: the same command measures the final comparison again
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    summary = json.loads((root / "summary.json").read_text())
+    assert [g["folder"] for g in summary["interrupted"]] == ["final-1"], summary.get("interrupted")
+    assert all(len(m["run_dirs"]) == 4 for m in summary["measured"].values()), summary["measured"]
+
+
+def test_a_rebuild_during_a_comparisons_final_measurement_writes_no_scores(tmp_path, foreign_exe, offline_optimizer,
+                                                                            capsys):
+    """`compare --app` checked the build before its final measurement, not after: a rebuild while it ran reported
+    scores of two builds as one. It stops without scores, says which rounds measured which build, and with the old
+    build back the same command measures it again."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
+            "--iters", "2", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "4",
+            "--runs-dir", str(runs)]
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _when("*/compare-*/final-*/*/round-1/result.json", runs, proc)
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    (folder,) = runs.glob("*/compare-*")
+    err, out = flat(err), flat(out)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this comparison ran (SHA-256 " in err, err
+    assert "final measurement final-1: " in err and "of final-1 ran while it was replaced" in err, err
+    assert "used by no score or verdict" in err, err
+    assert not (folder / "summary.json").exists()
+    assert not json.loads((folder / "final.json").read_text()).get("groups") if (folder / "final.json").exists() \
+        else True
+    shutil.copy2(foreign_exe, exe)  # the old build back: the same command measures it again
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    finals = json.loads((folder / "final.json").read_text())
+    assert [g["folder"] for g in finals["interrupted"]] == ["final-1"], finals
+    assert [g["folder"] for g in finals["groups"]] == ["final-2"], finals
+    assert (folder / "summary.json").exists()
