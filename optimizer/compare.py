@@ -78,7 +78,8 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, changed_build,
-                                          check_options, final_round_check, check_start_file, keep_reference, memory_now, next_line,
+                                          check_options, check_start_file, final_round_check, keep_reference,
+                                          memory_now, next_line,
                                           option_words, print_new_notes, require_known_size, require_same_build,
                                           require_same_machine, require_start_file, run_command, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
