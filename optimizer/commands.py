@@ -461,6 +461,26 @@ def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], do
         path=str(path), digests=digests, measured=measured)
 
 
+def stale_warning(bench: Any, i: int, unmapped: str, root: Path) -> str:
+    """What a tune of the user's program `bench` (its folder `root`) says when iteration `i`'s run did not map a task
+    that the program's discovered description has (`unmapped`, `stale_description`'s words): the program changed
+    since it was discovered. A rebuild behind a wrapper script that names no program mapperopt checks goes unseen
+    (and the iterations may mix two builds); otherwise the description was discovered before a rebuild the tune
+    started after. The command that discovers it again names a file that exists (the folder's best.dsl, or the
+    iteration's mapper)."""
+    from mapperopt.benchmarks.userapp import is_script, spec_words, wrapped_programs
+
+    unseen = is_script(bench.exe) and not wrapped_programs(bench)
+    why = ("a rebuild behind a wrapper script that names no program mapperopt can check is not noticed, and this "
+           "run's iterations may mix two builds" if unseen else
+           "its description was discovered from an earlier build")
+    mapper = next((p for p in (root / "best.dsl", root / f"iter-{i:03d}" / "mapper.dsl") if p.exists()),
+                  root / "best.dsl")
+    return (f"in iteration {i}, {unmapped}, a task that the program's description (its discovery) has: the program "
+            f"changed since it was discovered ({why}). Discover it again (`mapperopt check {shlex.quote(str(mapper))} "
+            f"{shlex.join(spec_words(bench))} --rediscover`) and tune it with --new.")
+
+
 def _rounds_span(first: int, last: int) -> str:
     return f"round {first}" if first == last else f"rounds {first}-{last}"
 
@@ -1195,11 +1215,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             unmapped = stale_description(bench, result, settings["app_description"])
             if unmapped:  # once: every later candidate naming the task says it again
                 stale_said = True
-                console.print(f"[yellow]Warning:[/] in iteration {r.iter}, {escape(unmapped)}, a task that the "
-                              "program's description (its discovery) has: the program changed since it was "
-                              "discovered (a rebuild behind a wrapper script is not noticed), and this run's "
-                              "iterations may mix two builds. Discover it again (`mapperopt check FILE "
-                              f"{escape(shlex.join(spec_words(bench)))} --rediscover`) and tune it with --new.")
+                console.print(f"[yellow]Warning:[/] {escape(stale_warning(bench, r.iter, unmapped, store.root))}")
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -253,3 +254,36 @@ def test_a_rebuild_during_a_comparisons_final_measurement_writes_no_scores(tmp_p
     assert [g["folder"] for g in finals["interrupted"]] == ["final-1"], finals
     assert [g["folder"] for g in finals["groups"]] == ["final-2"], finals
     assert (folder / "summary.json").exists()
+
+
+def test_the_stale_description_warning_says_what_was_missed_and_a_command_that_works(tmp_path, foreign_exe, capsys):
+    """A tune whose iteration left a task of the program's description unmapped said "a rebuild behind a wrapper
+    script is not noticed" although the tune checks the program a script names, and told to run `mapperopt check
+    FILE ... --rediscover` with a placeholder for FILE. The words depend on whether the script's program is
+    checked, and the command names a file that exists and runs."""
+    from mapperopt.benchmarks.userapp import app_from_command
+    from mapperopt.cli import main
+    from mapperopt.optimizer.commands import stale_warning
+
+    (tmp_path / "build").mkdir()
+    shutil.copy2(foreign_exe, tmp_path / "build" / "foreign")
+    checked = tmp_path / "run.sh"
+    checked.write_text('#!/bin/sh\nexec "$(dirname "$0")/build/foreign" "$@"\n')
+    unchecked = tmp_path / "var.sh"
+    unchecked.write_text(f'#!/bin/sh\nP={tmp_path / "build"}\nexec "$P/"foreign "$@"\n')
+    root = tmp_path / "runs" / "foreign" / "tune-1"
+    (root / "iter-002").mkdir(parents=True)
+    (root / "iter-002" / "mapper.dsl").write_text("Task * CPU;\n")
+    for script in (checked, unchecked):
+        script.chmod(0o755)
+        app = app_from_command(f"{script} -n 1000 -steps 1 -ll:cpu 2")
+        text = flat(stale_warning(app, 2, "no task named 'fill' was mapped", root))
+        assert "FILE" not in text and "may mix two builds" in text if script == unchecked else (
+            "not noticed" not in text and "an earlier build" in text), text
+        command = text[text.index("(`mapperopt ") + 2:].split("`")[0]
+        words = shlex.split(command)
+        assert words[:2] == ["mapperopt", "check"] and words[-1] == "--rediscover", words
+        capsys.readouterr()
+        code = main(words[1:])  # it runs: discovers the program again and checks the mapper (no usage error)
+        said = flat(" ".join(capsys.readouterr()))
+        assert code in (0, 1) and "discovering" in said and "launch domains" in said, (command, said)
