@@ -32,9 +32,8 @@ from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, hold_program_folder,
-                                      kept_app_mapper,
-                                      own_mapper_of, readable_result, recalibrated, reference_name,
-                                      relative_run_dirs, set_up_results)
+                                      kept_app_mapper, own_mapper_of, readable_result, rebuilt_iterations,
+                                      recalibrated, reference_name, relative_run_dirs, set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -441,6 +440,12 @@ def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], do
         return None
     path, recorded, now = change
     if measured is None and checked and checked[0] <= done:
+        from mapperopt.optimizer.store import note_rebuilt
+
+        try:
+            note_rebuilt(root, checked[0], path)  # marked as not comparable where the run goes on
+        except OSError:  # a folder that cannot be written to: the stop is said all the same
+            pass
         measured = ((f"{_span(1, checked[0] - 1)} measured the build {root} was made with; " if checked[0] > 1
                      else "") + f"iteration {checked[0]} ran while it was replaced and may have measured either build "
                     f"(its run folder: {root / f'iter-{checked[0]:03d}'})")
@@ -1179,9 +1184,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     unit = next((r.unit for r in store.records if r.unit), "")
     said: set[str] = set()  # the notes of the iterations' runs said so far: each once
     reasons: dict[str, int] = {}  # the failure reasons said so far, with the iteration that said each: each once
+    replaced = rebuilt_iterations(store.root)
     for r in store.records:
         console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
-                      + "  [dim](from the journal)[/]")
+                      + "  [dim](from the journal)[/]" + (
+                          f"  [yellow]ran while {escape(replaced[r.iter])} was rebuilt: either build[/]"
+                          if r.iter in replaced else ""))
         print_new_notes(console, store.root, r, said)
     status = console.status("")
 
@@ -1243,6 +1251,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                     "feedback category"):
             table.add_column(col)
         apart = []  # figures measured at another iteration count: marked, and said under the table
+        rebuilt = rebuilt_iterations(store.root)  # and those that ran while the program was rebuilt
         for r in store.records:
             cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
             if protocol.as_time(unit, 1):  # a time metric: the time alone (its throughput beside it wrapped each row)
@@ -1251,12 +1260,17 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             if other := recalibrated(r, store.settings.get("iterations")):
                 cells[2] += " [yellow]*[/]"
                 apart.append(f"iteration {r.iter} {other.split(':')[0]}")
+            elif r.iter in rebuilt:
+                cells[2] += " [yellow]*[/]"
+                apart.append(f"iteration {r.iter} ran while {rebuilt[r.iter]} was rebuilt and may have measured "
+                             "either build")
             table.add_row(*cells)
         console.print(table)
         if apart:
-            console.print(f"[yellow]*[/] not comparable with the other iterations: {escape('; '.join(apart))} (its "
-                          "figure also weighs start-up differently; the final comparison measures the top candidates "
-                          "together).")
+            console.print(f"[yellow]*[/] not comparable with the other iterations: {escape('; '.join(apart))} ("
+                          + ("its figure also weighs start-up differently; " if any(
+                              recalibrated(r, store.settings.get("iterations")) for r in store.records) else "")
+                          + "the final comparison measures the top candidates together).")
         tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
         if tokens:
             console.print(f"Language-model tokens: {tokens} in total (a call of an interrupted iteration is in no "

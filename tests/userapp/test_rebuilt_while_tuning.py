@@ -287,3 +287,33 @@ def test_the_stale_description_warning_says_what_was_missed_and_a_command_that_w
         code = main(words[1:])  # it runs: discovers the program again and checks the mapper (no usage error)
         said = flat(" ".join(capsys.readouterr()))
         assert code in (0, 1) and "discovering" in said and "launch domains" in said, (command, said)
+
+
+def test_the_iteration_that_ran_while_the_program_was_rebuilt_is_marked_when_the_tune_goes_on(
+        tmp_path, foreign_exe, offline_optimizer, capsys):
+    """The stop said that an iteration "may have measured either build"; continued with the old build back, that
+    iteration was shown and journaled like any other (history.csv's not_comparable empty). It is marked as not
+    comparable, as an iteration measured at another iteration count is."""
+    import csv
+
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=4)
+    with tuning(args, runs, stdout=subprocess.PIPE) as proc:
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, flat(err)
+    (root,) = runs.glob("*/tune-*")
+    done = len(TuneStore.open(root).records)
+    assert f"iteration {done} ran while it was replaced" in flat(err), flat(err)
+    shutil.copy2(foreign_exe, exe)
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    with open(root / "history.csv", newline="") as f:
+        rows = {int(row["iter"]): row["not_comparable"] for row in csv.DictReader(f)}
+    assert "rebuilt" in rows[done] and not any(rows[i] for i in rows if i != done), rows
+    assert f"iteration {done} ran while {exe} was rebuilt" in out, out
