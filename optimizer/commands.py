@@ -227,17 +227,25 @@ def _latest(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tup
     return None, finished
 
 
-def _unfinished_tunes(runs_dir: Path, bench: Any, iters: int | None) -> Iterator[tuple[Path, dict]]:
+def _unfinished_tunes(runs_dir: Path, bench: Any) -> Iterator[tuple[Path, dict]]:
     """The unfinished, set-up tuning folders of `bench` under `runs_dir`, newest first, with the request each was
-    made by (settings.json's `request`); unreadable ones are left out (`_latest` says so)."""
+    made by (settings.json's `request`): those cut short before their own iterations and final comparison ended (a
+    finished run that a larger `iters` would extend is not unfinished) and that `tune --resume` continues (made
+    with the user's program's build as it is now: `require_same_build`). Unreadable ones are left out (`_latest`
+    says so)."""
+    from mapperopt.benchmarks.userapp import UserApp, build_change
+
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if _set_up(store) and (len(store.records) < (iters or store.settings["iters"])
-                               or not (root / "summary.json").exists()):
-            yield root, store.settings.get("request") or {}
+        if not _set_up(store) or (len(store.records) >= store.settings["iters"]
+                                  and (root / "summary.json").exists()):
+            continue
+        if isinstance(bench, UserApp) and build_change(bench, store.settings) is not None:
+            continue  # its --resume is refused: another build
+        yield root, store.settings.get("request") or {}
 
 
 def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path, list[str]] | None:
@@ -249,7 +257,7 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
 
     if not isinstance(bench, UserApp):
         return None
-    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
+    for root, recorded in _unfinished_tunes(runs_dir, bench):
         if (isinstance(recorded.get("program"), dict) and recorded["program"] != request["program"]
                 and _searched({**recorded, "program": None}) == _searched({**request, "program": None})):
             return root, identity_differences(recorded["program"], request["program"], "here")
@@ -260,7 +268,7 @@ def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iter
     """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
     `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
     because that file was edited since (or removed); None when there is none."""
-    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
+    for root, recorded in _unfinished_tunes(runs_dir, bench):
         made_from = recorded.get("start")
         if (isinstance(made_from, dict) and made_from.get("file") == start and made_from != request["start"]
                 and _searched({**recorded, "start": None}) == _searched({**request, "start": None})):
@@ -1119,7 +1127,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       f"({how}).", markup=False)
         if note := unseen_rebuild_note(bench, settings):
             console.print(f"Note: {note}.", markup=False)
-        if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
+        if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench)
                                               if root != found and _searched(recorded) == _searched(request)]):
             console.print(f"Note: {len(others) + 1} interrupted runs of this command are in "
                           f"{Path(runs_dir) / str(bench)}; this one continues the newest. To continue "

@@ -317,3 +317,34 @@ def test_the_iteration_that_ran_while_the_program_was_rebuilt_is_marked_when_the
         rows = {int(row["iter"]): row["not_comparable"] for row in csv.DictReader(f)}
     assert "rebuilt" in rows[done] and not any(rows[i] for i in rows if i != done), rows
     assert f"iteration {done} ran while {exe} was rebuilt" in out, out
+
+
+def test_a_finished_run_is_not_called_interrupted_nor_offered_a_resume(tmp_path, foreign_exe, offline_optimizer,
+                                                                       capsys):
+    """A finished 1-iteration run was counted among the "interrupted runs of this command" by a later command with
+    a larger --iters, which offered `--resume` for it; and a folder of another build was offered a `--resume` that
+    is refused at once. Neither is offered now."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=1)
+    assert main(args) == 0, flat(capsys.readouterr().err)  # finished
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=2)
+    (finished,) = runs.glob("*/tune-*")
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args, "--new"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:  # killed after its first iteration: unfinished
+        deadline = time.monotonic() + 300
+        while sum(1 for p in runs.glob("*/tune-*/state.jsonl") if p.read_text().strip()) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    capsys.readouterr()
+    assert main(quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=3)) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    assert "interrupted runs" not in out and f"--resume {finished}" not in out, out
