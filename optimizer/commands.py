@@ -227,12 +227,11 @@ def _latest(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tup
     return None, finished
 
 
-def _unfinished_tunes(runs_dir: Path, bench: Any) -> Iterator[tuple[Path, dict]]:
-    """The unfinished, set-up tuning folders of `bench` under `runs_dir`, newest first, with the request each was
-    made by (settings.json's `request`): those cut short before their own iterations and final comparison ended (a
-    finished run that a larger `iters` would extend is not unfinished) and that `tune --resume` continues (made
-    with the user's program's build as it is now: `require_same_build`). Unreadable ones are left out (`_latest`
-    says so)."""
+def _unfinished_tunes(runs_dir: Path, bench: Any, iters: int | None) -> Iterator[tuple[Path, dict]]:
+    """The set-up tuning folders of `bench` under `runs_dir` that `tune --resume DIR --iters ITERS` would measure
+    more in (unfinished, or finished with fewer iterations: `_tuning_state` words which), newest first, with the
+    request each was made by (settings.json's `request`). Left out: unreadable ones (`_latest` says so) and those
+    made with another build of the user's program, whose --resume is refused (`require_same_build`)."""
     from mapperopt.benchmarks.userapp import UserApp, build_change
 
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
@@ -240,12 +239,27 @@ def _unfinished_tunes(runs_dir: Path, bench: Any) -> Iterator[tuple[Path, dict]]
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if not _set_up(store) or (len(store.records) >= store.settings["iters"]
+        if not _set_up(store) or (len(store.records) >= (iters or store.settings["iters"])
                                   and (root / "summary.json").exists()):
             continue
         if isinstance(bench, UserApp) and build_change(bench, store.settings) is not None:
             continue  # its --resume is refused: another build
         yield root, store.settings.get("request") or {}
+
+
+def _tuning_state(root: Path, what: str = "") -> str:
+    """How a note names the tuning folder `root` (of `what`, where given) that `_unfinished_tunes` found: "an
+    unfinished tuning", or, where its own iterations and final comparison ended, "a finished tuning (N iterations; a
+    larger --iters extends it)"."""
+    of = f" of {what}" if what else ""
+    try:
+        store = TuneStore.open(root)
+    except MapperoptError:
+        return f"an unfinished tuning{of}"
+    done = len(store.records)
+    if done >= store.settings["iters"] and (root / "summary.json").exists():
+        return f"a finished tuning{of} ({done} iteration{'s' * (done != 1)}; a larger --iters extends it)"
+    return f"an unfinished tuning{of}"
 
 
 def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path, list[str]] | None:
@@ -257,7 +271,7 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
 
     if not isinstance(bench, UserApp):
         return None
-    for root, recorded in _unfinished_tunes(runs_dir, bench):
+    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
         if (isinstance(recorded.get("program"), dict) and recorded["program"] != request["program"]
                 and _searched({**recorded, "program": None}) == _searched({**request, "program": None})):
             return root, identity_differences(recorded["program"], request["program"], "here")
@@ -268,7 +282,7 @@ def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iter
     """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
     `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
     because that file was edited since (or removed); None when there is none."""
-    for root, recorded in _unfinished_tunes(runs_dir, bench):
+    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
         made_from = recorded.get("start")
         if (isinstance(made_from, dict) and made_from.get("file") == start and made_from != request["start"]
                 and _searched({**recorded, "start": None}) == _searched({**request, "start": None})):
@@ -1067,13 +1081,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if not new and found is None and isinstance(request["start"], dict) and (
                 root := _unfinished_from(runs_dir, bench, request, str(start), iters)):
-            other_note = (f"Note: {root} holds an unfinished tuning of {bench} that started from another version of "
+            other_note = (f"Note: {root} holds {_tuning_state(root, bench)} that started from another version of "
                           f"{start} (the file was edited since); it is left alone, and this command tunes in {{}}. "
                           f"To continue that one (from its own copy of the start program): {resume_line(root)}")
         if not new and found is None and (other := _other_unfinished(runs_dir, bench, request, iters)):
             again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
                                                                                   else [])])
-            other_note = (f"Note: {other[0]} holds an unfinished tuning of {bench} with other settings "
+            other_note = (f"Note: {other[0]} holds {_tuning_state(other[0], bench)} with other settings "
                           f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
                           f"{_how_to_continue(other[0], iters, bench)}: {again}")
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
@@ -1127,12 +1141,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       f"({how}).", markup=False)
         if note := unseen_rebuild_note(bench, settings):
             console.print(f"Note: {note}.", markup=False)
-        if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench)
+        if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
                                               if root != found and _searched(recorded) == _searched(request)]):
-            console.print(f"Note: {len(others) + 1} interrupted runs of this command are in "
-                          f"{Path(runs_dir) / str(bench)}; this one continues the newest. To continue "
-                          f"{'another' if len(others) == 1 else 'one of the others'} instead: "
-                          + "; ".join(resume_line(root) for root in others), markup=False)
+            console.print(f"Note: {Path(runs_dir) / str(bench)} holds other runs of this command that this "
+                          f"{'--iters would measure more in' if iters else 'command could continue'}; this one "
+                          "continues the newest unfinished one. To go on with "
+                          f"{'that one' if len(others) == 1 else 'one of the others'} instead: "
+                          + "; ".join(f"{resume_line(root)} ({_tuning_state(root).split(' ', 1)[1]})"
+                                      for root in others), markup=False)
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:

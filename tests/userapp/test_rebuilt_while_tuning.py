@@ -319,11 +319,10 @@ def test_the_iteration_that_ran_while_the_program_was_rebuilt_is_marked_when_the
     assert f"iteration {done} ran while {exe} was rebuilt" in out, out
 
 
-def test_a_finished_run_is_not_called_interrupted_nor_offered_a_resume(tmp_path, foreign_exe, offline_optimizer,
+def test_a_finished_run_is_not_called_interrupted(tmp_path, foreign_exe, offline_optimizer,
                                                                        capsys):
     """A finished 1-iteration run was counted among the "interrupted runs of this command" by a later command with
-    a larger --iters, which offered `--resume` for it; and a folder of another build was offered a `--resume` that
-    is refused at once. Neither is offered now."""
+    a larger --iters (which would extend it). It is said to be finished; its --resume extends it."""
     from mapperopt.cli import main
 
     exe = tmp_path / "build" / "foreign"
@@ -347,4 +346,5 @@ def test_a_finished_run_is_not_called_interrupted_nor_offered_a_resume(tmp_path,
     capsys.readouterr()
     assert main(quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=3)) == 0, flat(capsys.readouterr().err)
     out = flat(capsys.readouterr().out)
-    assert "interrupted runs" not in out and f"--resume {finished}" not in out, out
+    assert "interrupted runs" not in out, out
+    assert f"--resume {finished} --iters 3 (finished tuning (1 iteration; a larger --iters extends it))" in out, out
