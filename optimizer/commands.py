@@ -1145,7 +1145,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                               if root != found and _searched(recorded) == _searched(request)]):
             console.print(f"Note: {Path(runs_dir) / str(bench)} holds other runs of this command that this "
                           f"{'--iters would measure more in' if iters else 'command could continue'}; this one "
-                          "continues the newest unfinished one. To go on with "
+                          "goes on with the newest. To go on with "
                           f"{'that one' if len(others) == 1 else 'one of the others'} instead: "
                           + "; ".join(f"{resume_line(root)} ({_tuning_state(root).split(' ', 1)[1]})"
                                       for root in others), markup=False)
