@@ -1770,7 +1770,7 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     on_disk = _folder_file(path) if path.exists() else stored
     on_disk.update({k: stored[k] for k in ("interrupted", "lost") if k in stored})
     _write_finals(folder, on_disk)
-    for groups, what, key in ((cut, "cut short (interrupted, killed or stopped by a rebuild)", "interrupted"),
+    for groups, what, key in ((cut, "cut short (interrupted or killed)", "interrupted"),
                               (lost, "ended, but final.json lost its record", "lost")):
         if not groups:
             continue
