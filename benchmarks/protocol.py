@@ -23,7 +23,7 @@ import shlex
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}  # a user's metric in seconds
 # Other spellings of those units (any case): a metric's unit given so is stored as the short one.
@@ -509,7 +509,8 @@ class Measured:
 
 
 def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir: Path,
-                     min_time_s: float = MIN_TIME_S, **run_options: Any) -> dict[str, Measured]:
+                     min_time_s: float = MIN_TIME_S, after_round: Callable[[int], Any] | None = None,
+                     **run_options: Any) -> dict[str, Measured]:
     """Measures several mappers in interleaved rounds: round 1 runs each mapper once (calibrating its iteration
     count to `min_time_s`), rounds 2..`rounds` run each again with that count. Round r starts with the r-th
     mapper (a rotation), so that a load rising or falling during the measurement does not always favour the same
@@ -521,6 +522,8 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
         rounds: executions per mapper (>= 1).
         out_dir: the folder for the run folders (created).
         min_time_s: measured seconds per execution at least.
+        after_round: called with each round's number once its executions ended; what it raises stops the
+            measurement (a user's program rebuilt meanwhile). Nothing measured changes.
         run_options: passed to `run_benchmark` (size, cpus, gpus, timeout_s, extra_args, csize...).
 
     Returns:
@@ -561,6 +564,8 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
             values[name].extend(values_of(result))
             if measured_time(result) is not None:
                 times[name].append(measured_time(result))
+        if after_round is not None:
+            after_round(r)
     return {name: Measured(name, None if name in failed else estimate(values[name]), failed.get(name),
                            tuple(dirs[name]), units.get(name), statistics.median(times[name]) if times[name] else None)
             for name in mappers}

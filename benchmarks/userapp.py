@@ -1382,14 +1382,20 @@ def discovered_as(app: UserApp, size: str, extra_args=()) -> str:
 
 def discovery_path(app: UserApp, cmd: list[str]) -> Path:
     """Where the discovered description of `app` run as `cmd` (`discovery_command`) is cached: keyed by the
-    executable's bytes, the command line and the application's environment. The memory sizes aside (`-ll:csize`,
-    `-ll:fsize`, `-ll:zsize` and their values): they decide whether the program has room to run, not which tasks it
-    launches, so that a description discovered with `--csize 2048` serves the commands that do not give it (`check`,
-    a run's compile)."""
+    executable's bytes (and, for a script, those of the programs it names, `wrapped_programs`, so that a rebuild
+    behind it is discovered again), the command line and the application's environment. The memory sizes aside
+    (`-ll:csize`, `-ll:fsize`, `-ll:zsize` and their values): they decide whether the program has room to run, not
+    which tasks it launches, so that a description discovered with `--csize 2048` serves the commands that do not
+    give it (`check`, a run's compile)."""
     h = hashlib.sha256(DISCOVERY_FORMAT.encode())
     with open(app.exe, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
+    for program in wrapped_programs(app):
+        try:
+            h.update(f"\0{program}\0{file_digest(program)}".encode())
+        except OSError:  # gone meanwhile: discovery says so when it runs
+            h.update(f"\0{program}\0".encode())
     words, key = list(map(str, cmd[1:])), []
     while words:
         word = words.pop(0)
@@ -1898,7 +1904,8 @@ def app_option(command):
 def discovery_options(command):
     """`--app` with the options of the program's run that decide what discovery sees (check, explain, compile):
     --keep-app-mapper (its own mapper answers the tunables the DSL does not), --timeout (of the discovery run) and
-    --rediscover (run it again: a rebuild behind a wrapper script leaves the cache's key unchanged)."""
+    --rediscover (run it again: a rebuild behind a wrapper script that names its program in a way mapperopt does
+    not follow leaves the cache's key unchanged)."""
     import click
 
     from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
@@ -1913,7 +1920,7 @@ def discovery_options(command):
                                              "size's timeout_s, at most 300]."),
         click.option("--rediscover", is_flag=True, default=False,
                      help="With --app: discover the program again, not from the cache (after rebuilding a program "
-                          "that a wrapper script runs: the cache is keyed by the script's bytes)."),
+                          "that a wrapper script runs through PATH or a variable: mapperopt cannot check it)."),
     ]
     for option in reversed(options):
         command = option(command)

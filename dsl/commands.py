@@ -17,7 +17,7 @@ import click
 
 from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
                                        require_app)
-from mapperopt.benchmarks.userapp import discovery_options, is_script
+from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
                                    reads_parent)
@@ -387,8 +387,9 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         machine = sized_machine(machine_spec, target, size, app_args)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
-    if app_spec and is_script(target.exe) and not rediscover:
-        notes.append(f"note: {target.exe.name} is a script: discovery's cache is keyed by its bytes, not by those of "
+    if app_spec and is_script(target.exe) and not rediscover and not wrapped_programs(target):
+        notes.append(f"note: {target.exe.name} is a script that names no program mapperopt finds (by an absolute "
+                     "path or one relative to its folder): discovery's cache is keyed by its bytes, not by those of "
                      "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
         notes.append(variants)

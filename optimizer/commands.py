@@ -32,9 +32,8 @@ from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, hold_program_folder,
-                                      kept_app_mapper,
-                                      own_mapper_of, readable_result, recalibrated, reference_name,
-                                      relative_run_dirs, set_up_results)
+                                      kept_app_mapper, own_mapper_of, readable_result, rebuilt_iterations,
+                                      recalibrated, reference_name, relative_run_dirs, set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -229,16 +228,38 @@ def _latest(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tup
 
 
 def _unfinished_tunes(runs_dir: Path, bench: Any, iters: int | None) -> Iterator[tuple[Path, dict]]:
-    """The unfinished, set-up tuning folders of `bench` under `runs_dir`, newest first, with the request each was
-    made by (settings.json's `request`); unreadable ones are left out (`_latest` says so)."""
+    """The set-up tuning folders of `bench` under `runs_dir` that `tune --resume DIR --iters ITERS` would measure
+    more in (unfinished, or finished with fewer iterations: `_tuning_state` words which), newest first, with the
+    request each was made by (settings.json's `request`). Left out: unreadable ones (`_latest` says so) and those
+    made with another build of the user's program, whose --resume is refused (`require_same_build`)."""
+    from mapperopt.benchmarks.userapp import UserApp, build_change
+
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if _set_up(store) and (len(store.records) < (iters or store.settings["iters"])
-                               or not (root / "summary.json").exists()):
-            yield root, store.settings.get("request") or {}
+        if not _set_up(store) or (len(store.records) >= (iters or store.settings["iters"])
+                                  and (root / "summary.json").exists()):
+            continue
+        if isinstance(bench, UserApp) and build_change(bench, store.settings) is not None:
+            continue  # its --resume is refused: another build
+        yield root, store.settings.get("request") or {}
+
+
+def _tuning_state(root: Path, what: str = "") -> str:
+    """How a note names the tuning folder `root` (of `what`, where given) that `_unfinished_tunes` found: "an
+    unfinished tuning", or, where its own iterations and final comparison ended, "a finished tuning (N iterations; a
+    larger --iters extends it)"."""
+    of = f" of {what}" if what else ""
+    try:
+        store = TuneStore.open(root)
+    except MapperoptError:
+        return f"an unfinished tuning{of}"
+    done = len(store.records)
+    if done >= store.settings["iters"] and (root / "summary.json").exists():
+        return f"a finished tuning{of} ({done} iteration{'s' * (done != 1)}; a larger --iters extends it)"
+    return f"an unfinished tuning{of}"
 
 
 def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path, list[str]] | None:
@@ -428,18 +449,25 @@ def _span(first: int, last: int) -> str:
 
 
 def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], done: int, new_command: str,
-                  what: str = "tune", measured: str | None = None) -> BuildChanged | None:
+                  what: str = "tune", measured: str | None = None, same: str | None = None) -> BuildChanged | None:
     """The error that stops a tune (or a comparison's run, `what`) of the tuning folder `root` (its `settings`)
     whose program's build changed while it ran, or None where it is the folder's still (or the folder recorded
     none): `checked`, [the iteration before whose start it was last the folder's build] or [] (only when the command
     started); `done`, the iterations journaled. Which iterations measured which build, that the folder keeps them,
-    and how to go on; `measured`, what is said of the measurements instead (a comparison's final measurement)."""
+    and how to go on; `measured`, what is said of the measurements instead (a comparison's final measurement);
+    `same`, the command that continues the run where it is not the same command (one given --new)."""
     from mapperopt.benchmarks.userapp import UserApp, build_change
 
     if not isinstance(bench, UserApp) or (change := build_change(bench, settings)) is None:
         return None
     path, recorded, now = change
     if measured is None and checked and checked[0] <= done:
+        from mapperopt.optimizer.store import note_rebuilt
+
+        try:
+            note_rebuilt(root, checked[0], path)  # marked as not comparable where the run goes on
+        except OSError:  # a folder that cannot be written to: the stop is said all the same
+            pass
         measured = ((f"{_span(1, checked[0] - 1)} measured the build {root} was made with; " if checked[0] > 1
                      else "") + f"iteration {checked[0]} ran while it was replaced and may have measured either build "
                     f"(its run folder: {root / f'iter-{checked[0]:03d}'})")
@@ -455,8 +483,61 @@ def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], do
         f"{path} {changed} while this {what} ran ({digests}): {measured}; the {what} stopped before measuring more "
         f"(nothing measured is lost: {root} keeps its {done} iteration{'s' * (done != 1)})",
         hint=f"to measure the new build, start a new run: `{new_command}`; to finish this {what}, put back the build "
-             "it was made with and give the same command, which continues it", path=str(path), digests=digests,
-        measured=measured)
+             "it was made with and " + (f"give `{same}`, which continues it" if same else
+                                         "give the same command, which continues it"),
+        path=str(path), digests=digests, measured=measured)
+
+
+def stale_warning(bench: Any, i: int, unmapped: str, root: Path) -> str:
+    """What a tune of the user's program `bench` (its folder `root`) says when iteration `i`'s run did not map a task
+    that the program's discovered description has (`unmapped`, `stale_description`'s words): the program changed
+    since it was discovered. A rebuild behind a wrapper script that names no program mapperopt checks goes unseen
+    (and the iterations may mix two builds); otherwise the description was discovered before a rebuild the tune
+    started after. The command that discovers it again names a file that exists (the folder's best.dsl, or the
+    iteration's mapper)."""
+    from mapperopt.benchmarks.userapp import is_script, spec_words, wrapped_programs
+
+    unseen = is_script(bench.exe) and not wrapped_programs(bench)
+    why = ("a rebuild behind a wrapper script that names no program mapperopt can check is not noticed, and this "
+           "run's iterations may mix two builds" if unseen else
+           "its description was discovered from an earlier build")
+    mapper = next((p for p in (root / "best.dsl", root / f"iter-{i:03d}" / "mapper.dsl") if p.exists()),
+                  root / "best.dsl")
+    return (f"in iteration {i}, {unmapped}, a task that the program's description (its discovery) has: the program "
+            f"changed since it was discovered ({why}). Discover it again (`mapperopt check {shlex.quote(str(mapper))} "
+            f"{shlex.join(spec_words(bench))} --rediscover`) and tune it with --new.")
+
+
+def _rounds_span(first: int, last: int) -> str:
+    return f"round {first}" if first == last else f"rounds {first}-{last}"
+
+
+def final_round_check(bench: Any, settings: dict, root: Path, runs: Path, done: Callable[[], int], new_command: str,
+                      what: str = "tune", label: str = "the final comparison", same: str | None = None
+                      ) -> Callable[[int], None] | None:
+    """What `protocol.measure_together` calls after each round of a final measurement (`after_round`) of a user's
+    program, its run folders in `runs`: raises `changed_build`'s error where the build is no longer the folder's
+    (`root`, its `settings`), saying which rounds measured which build, so that no score mixes two builds. `done`:
+    the iterations journaled. None for a built-in benchmark (nothing to check)."""
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if not isinstance(bench, UserApp):
+        return None
+
+    def after_round(r: int) -> None:
+        n = done()
+        earlier = f"{_span(1, n)} measured the build {root} was made with" if n else ""
+        if r > 1:
+            earlier += (", and " if earlier else "") + f"{_rounds_span(1, r - 1)} of {label} measured " + (
+                "it too" if n else f"the build {root} was made with")
+        measured = ((earlier + "; ") if earlier else "") + (
+            f"round {r} of {label} ran while it was replaced and may have measured either build (its run folders: "
+            f"{runs}): what {label} measured is kept but used by no score or verdict")
+        if (stop := changed_build(bench, settings, root, [], n, new_command, what, measured=measured,
+                                  same=same)) is not None:
+            raise stop
+
+    return after_round
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
@@ -1002,13 +1083,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if not new and found is None and isinstance(request["start"], dict) and (
                 root := _unfinished_from(runs_dir, bench, request, str(start), iters)):
-            other_note = (f"Note: {root} holds an unfinished tuning of {bench} that started from another version of "
+            other_note = (f"Note: {root} holds {_tuning_state(root, bench)} that started from another version of "
                           f"{start} (the file was edited since); it is left alone, and this command tunes in {{}}. "
                           f"To continue that one (from its own copy of the start program): {resume_line(root)}")
         if not new and found is None and (other := _other_unfinished(runs_dir, bench, request, iters)):
             again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
                                                                                   else [])])
-            other_note = (f"Note: {other[0]} holds an unfinished tuning of {bench} with other settings "
+            other_note = (f"Note: {other[0]} holds {_tuning_state(other[0], bench)} with other settings "
                           f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
                           f"{_how_to_continue(other[0], iters, bench)}: {again}")
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
@@ -1064,10 +1145,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"Note: {note}.", markup=False)
         if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
                                               if root != found and _searched(recorded) == _searched(request)]):
-            console.print(f"Note: {len(others) + 1} interrupted runs of this command are in "
-                          f"{Path(runs_dir) / str(bench)}; this one continues the newest. To continue "
-                          f"{'another' if len(others) == 1 else 'one of the others'} instead: "
-                          + "; ".join(resume_line(root) for root in others), markup=False)
+            console.print(f"Note: {Path(runs_dir) / str(bench)} holds other runs of this command that this "
+                          f"{'--iters would measure more in' if iters else 'command could continue'}; this one "
+                          "goes on with the newest. To go on with "
+                          f"{'that one' if len(others) == 1 else 'one of the others'} instead: "
+                          + "; ".join(f"{resume_line(root)} ({_tuning_state(root).split(' ', 1)[1]})"
+                                      for root in others), markup=False)
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:
@@ -1127,9 +1210,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     unit = next((r.unit for r in store.records if r.unit), "")
     said: set[str] = set()  # the notes of the iterations' runs said so far: each once
     reasons: dict[str, int] = {}  # the failure reasons said so far, with the iteration that said each: each once
+    replaced = rebuilt_iterations(store.root)
     for r in store.records:
         console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
-                      + "  [dim](from the journal)[/]")
+                      + "  [dim](from the journal)[/]" + (
+                          f"  [yellow]ran while {escape(replaced[r.iter])} was rebuilt: either build[/]"
+                          if r.iter in replaced else ""))
         print_new_notes(console, store.root, r, said, show=False)  # said when it ran: once per folder
     status = console.status("")
 
@@ -1141,7 +1227,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (stop := changed_build(bench, settings, store.root, build_checked[-1:], len(store.records),
                                   # the user's own options kept (their --iters, --cpus, --repeats...), as the
                                   # folder's request recorded them
-                                  _afresh(bench, store.root, settings, iters, final_rounds))) is not None:
+                                  _afresh(bench, store.root, settings, iters, final_rounds), same=same)) is not None:
             raise stop
         build_checked.append(i)
 
@@ -1163,11 +1249,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             unmapped = stale_description(bench, result, settings["app_description"])
             if unmapped:  # once: every later candidate naming the task says it again
                 stale_said = True
-                console.print(f"[yellow]Warning:[/] in iteration {r.iter}, {escape(unmapped)}, a task that the "
-                              "program's description (its discovery) has: the program changed since it was "
-                              "discovered (a rebuild behind a wrapper script is not noticed), and this run's "
-                              "iterations may mix two builds. Discover it again (`mapperopt check FILE "
-                              f"{escape(shlex.join(spec_words(bench)))} --rediscover`) and tune it with --new.")
+                console.print(f"[yellow]Warning:[/] {escape(stale_warning(bench, r.iter, unmapped, store.root))}")
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
@@ -1185,6 +1267,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
     # With --new the same command would start yet another run: only --resume continues this one.
     to_continue = f"To continue: {again}" if new and resume_dir is None else f"The same command continues; or: {again}"
+    same = again if new and resume_dir is None else None  # what continues it where the same command would not
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
@@ -1194,6 +1277,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                     "feedback category"):
             table.add_column(col)
         apart = []  # figures measured at another iteration count: marked, and said under the table
+        rebuilt = rebuilt_iterations(store.root)  # and those that ran while the program was rebuilt
         for r in store.records:
             cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
             if protocol.as_time(unit, 1):  # a time metric: the time alone (its throughput beside it wrapped each row)
@@ -1202,12 +1286,17 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             if other := recalibrated(r, store.settings.get("iterations")):
                 cells[2] += " [yellow]*[/]"
                 apart.append(f"iteration {r.iter} {other.split(':')[0]}")
+            elif r.iter in rebuilt:
+                cells[2] += " [yellow]*[/]"
+                apart.append(f"iteration {r.iter} ran while {rebuilt[r.iter]} was rebuilt and may have measured "
+                             "either build")
             table.add_row(*cells)
         console.print(table)
         if apart:
-            console.print(f"[yellow]*[/] not comparable with the other iterations: {escape('; '.join(apart))} (its "
-                          "figure also weighs start-up differently; the final comparison measures the top candidates "
-                          "together).")
+            console.print(f"[yellow]*[/] not comparable with the other iterations: {escape('; '.join(apart))} ("
+                          + ("its figure also weighs start-up differently; " if any(
+                              recalibrated(r, store.settings.get("iterations")) for r in store.records) else "")
+                          + "the final comparison measures the top candidates together).")
         tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
         if tokens:
             console.print(f"Language-model tokens: {tokens} in total (a call of an interrupted iteration is in no "
@@ -1218,7 +1307,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True
-            summary = final_comparison(bench, store, final_rounds)
+            summary = final_comparison(bench, store, final_rounds, after_round=final_round_check(
+                bench, settings, store.root, store.root / "final", lambda: len(store.records),
+                _afresh(bench, store.root, settings, iters, final_rounds), same=same))
     except KeyboardInterrupt:
         # counted on disk: an interrupt while `append` forces a record to disk leaves it there, not in `records`
         n = len(TuneStore.open(store.root).records)
@@ -1410,12 +1501,14 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
                           hint="look at the feedback in iter-NNN/feedback.txt")
 
 
-def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:
+def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS,
+                     after_round: Callable[[int], Any] | None = None) -> dict:
     """Measures together (`protocol.measure_together`, `rounds` interleaved rounds) the `FINAL_CANDIDATES`
     best distinct programs of the journal (the loop's best among them), the start program and the reference
     mappers; picks the final best among the candidates and the start (so that the pick is never slower than the
     start as measured here); compares it with each of the others. Writes best.dsl (the final best) and
-    summary.json, and returns the summary:
+    summary.json, and returns the summary (`after_round`: as `protocol.measure_together`'s; what it raises
+    stops the comparison before anything is written):
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None} (with "no_interval",
@@ -1452,7 +1545,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     if (store.root / "final").exists():  # an interrupted comparison's: kept, never used
         (store.root / "final").rename(store.root / f"final-{_next_final(store.root)}")
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
-                                         min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+                                         min_time_s=evaluator.min_time_s or 0, after_round=after_round,
+                                         **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
     if not finalists:  # every candidate and the start failed now: keep the loop's choice, without comparisons
         best_name = next(iter(picked))

@@ -79,10 +79,10 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
-                                          changed_build, check_options, check_start_file, keep_reference, memory_now,
-                                          next_line, option_words, print_new_notes, require_known_size,
-                                          require_same_build, require_same_machine, require_start_file,
-                                          tests_size_note)
+                                          changed_build, check_options, check_start_file, final_round_check,
+                                          keep_reference, memory_now, next_line, option_words, print_new_notes,
+                                          require_known_size, require_same_build, require_same_machine,
+                                          require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -1851,8 +1851,12 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {len(mappers) - 1} best program(s) of "
           f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name})...", flush=True)
     load_before = os.getloadavg()[0]
+    # checked after each round too: a rebuild while it measures stops it before any score mixes two builds
+    after_round = final_round_check(ctx["bench"], ctx.get("build") or {}, folder, folder / name, lambda: 0,
+                                    ctx["afresh"], "comparison", label=name)
     measured = protocol.measure_together(ctx["bench"], mappers, rounds, folder / name,
-                                         min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+                                         min_time_s=evaluator.min_time_s or 0, after_round=after_round,
+                                         **evaluator.run_options())
     # the folder says itself that its measurement ended: final.json, its record, may be lost (`_ended_finals`)
     (folder / name / ENDED).write_text(json.dumps({"rounds": rounds, "runs": [o.folder.name for o in outcomes]})
                                        + "\n")

@@ -304,8 +304,10 @@ class TuneStore:
         rows = io.StringIO(newline="")
         writer = csv.writer(rows)
         writer.writerow(HISTORY_COLUMNS)
+        rebuilt = rebuilt_iterations(self.root)
         for r in self.records:
-            writer.writerow(_history_row(r, r.iter == final_pick, self.settings.get("iterations")))
+            writer.writerow(_history_row(r, r.iter == final_pick, self.settings.get("iterations"),
+                                         rebuilt.get(r.iter)))
         write_atomically(out["history"], rows.getvalue())
         plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
                                                        f"{self.settings.get('optimizer', '')}",
@@ -842,10 +844,35 @@ def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
     return f"measured with {flag} {n}, not the run's {iterations}: not comparable with the other iterations"
 
 
-def _history_row(r: IterationRecord, final_pick: bool, iterations: int | None = None) -> list[Any]:
+REBUILT = "rebuilt.json"  # a tuning folder's iterations that ran while its program was rebuilt (`note_rebuilt`)
+
+
+def note_rebuilt(root: Path, i: int, path: Path | str) -> None:
+    """Records in the tuning folder `root` that its iteration `i` ran while `path`, its program's build, was
+    replaced (a rebuild stopped the tune): it may have measured either build, so its figure is marked as not
+    comparable (`rebuilt_iterations`)."""
+    found = rebuilt_iterations(root)
+    found[i] = str(path)
+    write_atomically(root / REBUILT, json.dumps({"iterations": {str(k): v for k, v in sorted(found.items())}},
+                                                indent=2) + "\n")
+
+
+def rebuilt_iterations(root: Path) -> dict[int, str]:
+    """The iterations of the tuning folder `root` that ran while its program was rebuilt, with the file that
+    changed (`note_rebuilt`); {} where none did (or the record is unreadable: then nothing is marked)."""
+    try:
+        data = json.loads((root / REBUILT).read_text())
+        return {int(k): str(v) for k, v in data["iterations"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _history_row(r: IterationRecord, final_pick: bool, iterations: int | None = None,
+                 rebuilt: str | None = None) -> list[Any]:
     """Iteration `r`'s row of history.csv; `not_comparable` says why its figure does not compare with the others
-    (`recalibrated`; `iterations`: the run's calibrated count), empty when it does."""
-    other = recalibrated(r, iterations)
+    (`recalibrated`; `iterations`: the run's calibrated count; `rebuilt`: the program's file that was replaced
+    while it ran), empty when it does."""
+    other = recalibrated(r, iterations) or (f"ran while {rebuilt} was rebuilt: either build" if rebuilt else None)
     values = {
         **{k: getattr(r, k) for k in ("iter", "status", "stage", "category", "throughput", "unit",
                                       "best_throughput", "best_iter", "cached", "cached_from", "note", "wall_s",

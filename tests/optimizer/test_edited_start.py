@@ -24,15 +24,16 @@ def test_an_edited_start_file_names_the_unfinished_run_it_started(tmp_path, monk
     tune = ["tune", "stencil", "--start", "s.dsl", *QUICK, "--runs-dir", "runs"]
     assert main([*tune, "--iters", "1"]) == 0
     (first,) = (tmp_path / "runs" / "stencil").glob("tune-*")
-    # Two iterations asked: the first folder is unfinished, but the start file it was made from changed.
+    # Two iterations asked: the first folder (finished at 1) would be extended, but its start file changed.
     start.write_text("# edited\nTask * CPU;\n")
     capsys.readouterr()
     assert main([*tune, "--iters", "2"]) == 0
     out = flat(capsys.readouterr().out)
     second = next(p for p in (tmp_path / "runs" / "stencil").glob("tune-*") if p != first)
     resume = shlex.join(["mapperopt", "tune", "--resume", str(first.relative_to(tmp_path)), "--iters", "2"])
-    assert (f"Note: {first.relative_to(tmp_path)} holds an unfinished tuning of stencil that started from another "
-            f"version of s.dsl (the file was edited since); it is left alone, and this command tunes in "
+    assert (f"Note: {first.relative_to(tmp_path)} holds a finished tuning of stencil (1 iteration; a larger "
+            f"--iters extends it) that started from another version of s.dsl (the file was edited since); it is "
+            f"left alone, and this command tunes in "
             f"{second.relative_to(tmp_path)}. To continue that one (from its own copy of the start program): "
             f"{resume}") in out, out
     # Removed: the error offers the same --resume (the second folder finished its 2 iterations).

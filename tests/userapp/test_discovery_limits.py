@@ -158,18 +158,40 @@ def test_check_takes_the_discovery_runs_timeout(tmp_path, capsys):
             os.kill(pid, signal.SIGKILL)
 
 
-def test_rediscover_sees_a_rebuild_behind_a_wrapper_script(tmp_path, pingpong, capsys):
-    shutil.copy(pingpong, tmp_path / "pp")
+def test_a_rebuild_behind_a_wrapper_script_is_discovered_again(tmp_path, pingpong, foreign_exe, capsys):
+    """Discovery's cache was keyed by the wrapper script's bytes: after a rebuild that renamed the program's tasks,
+    `check` passed a mapper naming a task the program no longer has. The programs the script names are part of
+    the key, so a rebuild is discovered again without --rediscover."""
+    (tmp_path / "build").mkdir()
+    shutil.copy(pingpong, tmp_path / "build" / "app")
     wrapper = tmp_path / "run.sh"
-    wrapper.write_text(f"#!/bin/sh\nexec {tmp_path / 'pp'} \"$@\"\n")
+    wrapper.write_text('#!/bin/sh\nexec "$(dirname "$0")/build/app" "$@"\n')
+    wrapper.chmod(0o755)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task fill CPU;\n")
+    code, out = check(capsys, mapper, "--app", f"{wrapper} -ll:cpu 2")
+    assert code == 0 and "keyed by its bytes" not in out, out  # its program is checked: no note
+    shutil.copy(foreign_exe, tmp_path / "build" / "app")  # "rebuilt": its tasks have other names now
+    code, out = check(capsys, mapper, "--app", f"{wrapper} -ll:cpu 2")
+    assert code == 1 and "discovering run.sh" in out and "'fill'" in out, out
+
+
+def test_rediscover_sees_a_rebuild_behind_a_wrapper_script_it_cannot_check(tmp_path, pingpong, capsys):
+    """A script that names its program through a variable: mapperopt cannot check it, so the cache stays keyed by
+    the script's bytes, and `check` says so and how to discover again."""
+    (tmp_path / "bin").mkdir()
+    shutil.copy(pingpong, tmp_path / "bin" / "pp")
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text(f"#!/bin/sh\nP={tmp_path / 'bin'}\nexec \"$P/\"pp \"$@\"\n")
     wrapper.chmod(0o755)
     mapper = tmp_path / "m.dsl"
     mapper.write_text("Task fill CPU;\n")
     assert check(capsys, mapper, "--app", wrapper)[0] == 0
-    shutil.copy(APP_DIR.parent.parent / "README.md", tmp_path / "pp")  # "rebuilt": no program at all any more
+    shutil.copy(APP_DIR.parent.parent / "README.md", tmp_path / "bin" / "pp")  # "rebuilt": no program any more
     code, out = check(capsys, mapper, "--app", wrapper)
     assert code == 0, out  # the wrapper's bytes are the same: discovery's cache still answers
-    assert "note: run.sh is a script: discovery's cache is keyed by its bytes" in out and "--rediscover" in out, out
+    assert "note: run.sh is a script that names no program mapperopt finds" in out
+    assert "discovery's cache is keyed by its bytes" in out and "--rediscover" in out, out
     code, out = check(capsys, mapper, "--app", wrapper, "--rediscover")
     assert code == 1 and "discovering run.sh" in out, out
 

@@ -5,9 +5,13 @@ how to go on; every iteration already measured stays in the folder."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
+import time
 
 from userapp_support import quick_tune_args, tuning
 
@@ -152,3 +156,195 @@ def test_a_rebuild_of_the_program_a_wrapper_script_runs_stops_the_tune(tmp_path,
     err = flat(err)
     assert proc.returncode == 1, (out, err)
     assert f"error: {exe} changed while this tune ran (SHA-256 " in err, err
+
+
+def _rebuild(exe) -> None:
+    """Another build of `exe`, moved into place as a build does."""
+    rebuilt = exe.with_name(exe.name + ".new")
+    shutil.copy2(exe, rebuilt)
+    with open(rebuilt, "ab") as f:
+        f.write(b"\0rebuilt")
+    os.replace(rebuilt, exe)
+
+
+def _when(pattern: str, runs, proc) -> None:
+    """Waits until a file matching `pattern` is under `runs` (while `proc` runs)."""
+    deadline = time.monotonic() + 300
+    while not list(runs.glob(pattern)):
+        assert proc.poll() is None, f"exited {proc.returncode} first: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, f"no {pattern}"
+        time.sleep(0.05)
+
+
+def test_a_rebuild_during_the_final_comparison_of_a_tune_writes_no_summary(tmp_path, foreign_exe, offline_optimizer,
+                                                                            capsys):
+    """The build was checked before the final comparison but not after it: a rebuild while the final comparison ran
+    mixed two builds in the reported scores (7 executions of the old build, 8 of the new) without a word. The tune
+    checks after each round of it, stops without writing a summary, says which rounds measured which build, keeps
+    what it measured, and with the old build back the same command measures the final comparison again."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=2, final_rounds=4)
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _when("*/tune-*/final/*/round-1/result.json", runs, proc)
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    (root,) = runs.glob("*/tune-*")
+    err, out = flat(err), flat(out)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this tune ran (SHA-256 " in err, err
+    assert "iterations 1-2 measured the build" in err, err
+    assert "of the final comparison" in err and "ran while it was replaced and may have measured either build" in err
+    assert "used by no score or verdict" in err, err
+    assert not (root / "summary.json").exists()  # no scores of two builds
+    assert "Verdict" not in out and "Best (" not in out, out
+    rounds = sorted(p.name for p in (root / "final").glob("*/round-*"))
+    assert rounds and len(rounds) < 4 * len(list((root / "final").iterdir())), rounds  # stopped, kept
+    shutil.copy2(foreign_exe, exe)  # the old build back: the same command measures the final comparison again
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    summary = json.loads((root / "summary.json").read_text())
+    assert [g["folder"] for g in summary["interrupted"]] == ["final-1"], summary.get("interrupted")
+    assert all(len(m["run_dirs"]) == 4 for m in summary["measured"].values()), summary["measured"]
+
+
+def test_a_rebuild_during_a_comparisons_final_measurement_writes_no_scores(tmp_path, foreign_exe, offline_optimizer,
+                                                                            capsys):
+    """`compare --app` checked the build before its final measurement, not after: a rebuild while it ran reported
+    scores of two builds as one. It stops without scores, says which rounds measured which build, and with the old
+    build back the same command measures it again."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
+            "--iters", "2", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "4",
+            "--runs-dir", str(runs)]
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _when("*/compare-*/final-*/*/round-1/result.json", runs, proc)
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    (folder,) = runs.glob("*/compare-*")
+    err, out = flat(err), flat(out)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this comparison ran (SHA-256 " in err, err
+    assert "final measurement final-1: " in err and "of final-1 ran while it was replaced" in err, err
+    assert "used by no score or verdict" in err, err
+    assert not (folder / "summary.json").exists()
+    assert not json.loads((folder / "final.json").read_text()).get("groups") if (folder / "final.json").exists() \
+        else True
+    shutil.copy2(foreign_exe, exe)  # the old build back: the same command measures it again
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    finals = json.loads((folder / "final.json").read_text())
+    assert [g["folder"] for g in finals["interrupted"]] == ["final-1"], finals
+    assert [g["folder"] for g in finals["groups"]] == ["final-2"], finals
+    assert (folder / "summary.json").exists()
+
+
+def test_the_stale_description_warning_says_what_was_missed_and_a_command_that_works(tmp_path, foreign_exe, capsys):
+    """A tune whose iteration left a task of the program's description unmapped said "a rebuild behind a wrapper
+    script is not noticed" although the tune checks the program a script names, and told to run `mapperopt check
+    FILE ... --rediscover` with a placeholder for FILE. The words depend on whether the script's program is
+    checked, and the command names a file that exists and runs."""
+    from mapperopt.benchmarks.userapp import app_from_command
+    from mapperopt.cli import main
+    from mapperopt.optimizer.commands import stale_warning
+
+    (tmp_path / "build").mkdir()
+    shutil.copy2(foreign_exe, tmp_path / "build" / "foreign")
+    checked = tmp_path / "run.sh"
+    checked.write_text('#!/bin/sh\nexec "$(dirname "$0")/build/foreign" "$@"\n')
+    unchecked = tmp_path / "var.sh"
+    unchecked.write_text(f'#!/bin/sh\nP={tmp_path / "build"}\nexec "$P/"foreign "$@"\n')
+    root = tmp_path / "runs" / "foreign" / "tune-1"
+    (root / "iter-002").mkdir(parents=True)
+    (root / "iter-002" / "mapper.dsl").write_text("Task * CPU;\n")
+    for script in (checked, unchecked):
+        script.chmod(0o755)
+        app = app_from_command(f"{script} -n 1000 -steps 1 -ll:cpu 2")
+        text = flat(stale_warning(app, 2, "no task named 'fill' was mapped", root))
+        assert "FILE" not in text and "may mix two builds" in text if script == unchecked else (
+            "not noticed" not in text and "an earlier build" in text), text
+        command = text[text.index("(`mapperopt ") + 2:].split("`")[0]
+        words = shlex.split(command)
+        assert words[:2] == ["mapperopt", "check"] and words[-1] == "--rediscover", words
+        capsys.readouterr()
+        code = main(words[1:])  # it runs: discovers the program again and checks the mapper (no usage error)
+        said = flat(" ".join(capsys.readouterr()))
+        assert code in (0, 1) and "discovering" in said and "launch domains" in said, (command, said)
+
+
+def test_the_iteration_that_ran_while_the_program_was_rebuilt_is_marked_when_the_tune_goes_on(
+        tmp_path, foreign_exe, offline_optimizer, capsys):
+    """The stop said that an iteration "may have measured either build"; continued with the old build back, that
+    iteration was shown and journaled like any other (history.csv's not_comparable empty). It is marked as not
+    comparable, as an iteration measured at another iteration count is."""
+    import csv
+
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=4)
+    with tuning(args, runs, stdout=subprocess.PIPE) as proc:
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, flat(err)
+    (root,) = runs.glob("*/tune-*")
+    done = len(TuneStore.open(root).records)
+    assert f"iteration {done} ran while it was replaced" in flat(err), flat(err)
+    shutil.copy2(foreign_exe, exe)
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    with open(root / "history.csv", newline="") as f:
+        rows = {int(row["iter"]): row["not_comparable"] for row in csv.DictReader(f)}
+    assert "rebuilt" in rows[done] and not any(rows[i] for i in rows if i != done), rows
+    assert f"iteration {done} ran while {exe} was rebuilt" in out, out
+
+
+def test_a_finished_run_is_not_called_interrupted(tmp_path, foreign_exe, offline_optimizer,
+                                                                       capsys):
+    """A finished 1-iteration run was counted among the "interrupted runs of this command" by a later command with
+    a larger --iters (which would extend it). It is said to be finished; its --resume extends it."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=1)
+    assert main(args) == 0, flat(capsys.readouterr().err)  # finished
+    args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=2)
+    (finished,) = runs.glob("*/tune-*")
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args, "--new"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:  # killed after its first iteration: unfinished
+        deadline = time.monotonic() + 300
+        while sum(1 for p in runs.glob("*/tune-*/state.jsonl") if p.read_text().strip()) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    capsys.readouterr()
+    assert main(quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=3)) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    assert "interrupted runs" not in out, out
+    assert f"--resume {finished} --iters 3 (finished tuning (1 iteration; a larger --iters extends it))" in out, out

@@ -436,8 +436,9 @@ def test_the_same_command_after_an_edit_of_the_programs_arguments_names_the_unfi
     out = flat(capsys.readouterr().out)
     (new,) = set(runs.glob("stencil/tune-*")) - {root}
     old, now = shlex.join(args), shlex.join(args).replace("-tsteps 4", "-tsteps 3")
-    assert (f"Note: {root} holds an unfinished tuning of stencil with other settings (arguments at size ci: {old} in "
-            f"the folder, {now} here); it is left alone, and this command tunes in {new}. To continue that one, "
+    assert (f"Note: {root} holds a finished tuning of stencil (1 iteration; a larger --iters extends it) with "
+            f"other settings (arguments at size ci: {old} in the folder, {now} here); it is left alone, and this "
+            f"command tunes in {new}. To continue that one, "
             f"first give mapperopt.yaml back the settings it was made with (those 'in the folder' above), then: "
             f"mapperopt tune --resume {root} --iters 2") in out, out
     assert contents(root) == before
