@@ -2054,10 +2054,11 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
 
     rounds = summary["rounds"]
     # wrapped here: a console that wraps nothing itself (soft_wrap, tune's) printed it as one line of 250 characters
-    table = Table(title=(wrap_whole if wraps(console) else lambda text, _: text)(f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed "
-                                   f"mean, {protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs "
-                                   "it: the ratio of the best's figure to the row's, with its interval); the reference "
-                                   "mappers first, then the candidates from the fastest", console.width))
+    title = (f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
+             f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median; best vs it: the ratio of the best's "
+             "figure to the row's, with its interval); the reference mappers first, then the candidates from the "
+             "fastest")
+    table = Table(title=wrap_whole(title, console.width) if wraps(console) else title)
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
     # `0.00124-0.001…`); a cell wraps between them
     def figure(*throughputs: float) -> str:  # a time metric's time alone, as the iterations table gives it: its
@@ -2145,14 +2146,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                               "faster.", markup=False)
             continue
         if c is None:
-            print_wrapped(console, f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
-                          "this comparison).", markup=False)
+            print_wrapped(console, f"Best ({best}) vs {_label(name, own)}: not compared "
+                          f"({_not_compared(summary, name)} in this comparison).", markup=False)
             continue
         if _same_mapping(summary, name, default_start):
             why = ("the start program is Legion's default mapper written in the DSL, --start default"
                    if default_start and best == summary["start"] else f"{best} maps as Legion's default mapper")
-            print_wrapped(console, f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
-                          "machine's noise or the two mappers' own overhead, not a gain.", markup=False)
+            print_wrapped(console, f"Best ({best}) vs default: the same mapping ({why}), measured at "
+                          f"{c.describe()}: the machine's noise or the two mappers' own overhead, not a gain.",
+                          markup=False)
             continue
         if c.no_interval:
             verdict = ""  # said in the ratio's parenthesis

@@ -68,8 +68,8 @@ def test_tunes_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_path, 
                  "--runs-dir", "runs"]) == 0
     out = capsys.readouterr().out
     flat = " ".join(out.split())
-    assert "Baselines: default " in flat and "Layouts are not searched" in flat and "More processors than cores" in flat, \
-        out
+    for said in ("Baselines: default ", "Layouts are not searched", "More processors than cores"):
+        assert said in flat, out
     # an iteration's progress line is one line, as a table's row; a line with a command or a path stays whole
     long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line
             and not line.startswith("  iter ")]
