@@ -17,7 +17,8 @@ def _lines(text: str, head: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith(head)]
 
 
-def test_compare_names_the_best_mapper_its_file_and_the_command_that_runs_it(tmp_path, capsys):
+def test_compare_names_the_best_mapper_its_file_and_the_command_that_runs_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # each line whole, as piped (pytest-xdist's workers set COLUMNS)
     runs = tmp_path / "runs"
     assert main(["compare", "circuit", "--optimizers", "guided,random", "--iters", "2", "--runs", "1", *FAST,
                  "--runs-dir", str(runs)]) == 0

@@ -91,14 +91,15 @@ def only_run(runs: Path) -> Path:
     return folder
 
 
-def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, capsys):
+def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # each line whole, as piped (pytest-xdist's workers set COLUMNS)
     args = tune_args(tmp_path / "runs", "--iters", "3", "--start", str(poor), *STEPS, "-ll:csize", "300",
                      baseline="default")
     assert main(args) == 0
     out = capsys.readouterr().out
     root = only_run(tmp_path / "runs")
     store = TuneStore.open(root)
-    prose = " ".join(out.split())  # wrapped where COLUMNS gives a width, as pytest-xdist's workers have
+    prose = " ".join(out.split())
     assert store.settings["optimizer"] == "guided" and "rule-based search" in prose and "not a language model" in prose
     assert re.search(r"iter 3/3 .* best [0-9.e+-]+ GFLOPS", prose), out  # each line has its unit
     for name in ("settings.json", "state.jsonl", "best.dsl", "history.csv", "progress.png", "summary.json"):
