@@ -175,6 +175,21 @@ def _when(pattern: str, runs, proc) -> None:
         assert time.monotonic() < deadline, f"no {pattern}"
         time.sleep(0.05)
 
+def _rebuilt_when(pattern: str, args: list[str], runs, exe):
+    """Runs mapperopt with `args` in a process, rebuilds `exe` once a file matching `pattern` exists under `runs`, and
+    returns the ended process with its standard output and error."""
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _when(pattern, runs, proc)
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    return proc, out, err
+
+
 
 def test_a_rebuild_during_the_final_comparison_of_a_tune_writes_no_summary(tmp_path, foreign_exe, offline_optimizer,
                                                                             capsys):
@@ -189,15 +204,7 @@ def test_a_rebuild_during_the_final_comparison_of_a_tune_writes_no_summary(tmp_p
     shutil.copy2(foreign_exe, exe)
     runs = tmp_path / "runs"
     args = quick_tune_args(f"{exe} -n 1000 -steps 1", runs, iters=2, final_rounds=4)
-    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        _when("*/tune-*/final/*/round-1/result.json", runs, proc)
-        _rebuild(exe)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-        proc.wait()
+    proc, out, err = _rebuilt_when("*/tune-*/final/*/round-1/result.json", args, runs, exe)
     (root,) = runs.glob("*/tune-*")
     err, out = flat(err), flat(out)
     assert proc.returncode == 1, (out, err)
@@ -230,15 +237,7 @@ def test_a_rebuild_during_a_comparisons_final_measurement_writes_no_scores(tmp_p
     args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
             "--iters", "2", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "4",
             "--runs-dir", str(runs)]
-    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        _when("*/compare-*/final-*/*/round-1/result.json", runs, proc)
-        _rebuild(exe)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-        proc.wait()
+    proc, out, err = _rebuilt_when("*/compare-*/final-*/*/round-1/result.json", args, runs, exe)
     (folder,) = runs.glob("*/compare-*")
     err, out = flat(err), flat(out)
     assert proc.returncode == 1, (out, err)
