@@ -752,8 +752,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             (optional: the comparison folder to continue, `--resume`, whose settings the others must match) and
             start_text (optional: the start file's text, as such a folder records it, for `start` named so).
         say: prints one line of progress.
-        on_record: called with (run label, record, iterations=the run's calibrated count, root=its folder) after
-            each new iteration.
+        on_record: called with (run label, record, iterations=the run's calibrated count, root=its folder,
+            said=the notes of the run's iterations said so far, its journal's included) after each new iteration.
         on_folder: called with the comparison's folder once it is chosen (before anything is measured).
 
     Returns:
@@ -1518,13 +1518,15 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
                                start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
     # the run's calibrated count and folder: a figure measured otherwise, and a joint re-measurement, are said
     where = {"iterations": ctx["iterations"], "root": root}
-    said: set[str] = set()  # in a worker: the notes this run said (`print_new_notes`)
+    said: set[str] = set()  # the notes this run said (`print_new_notes`): its journal's said when they ran
+    for rec in store.records:
+        print_new_notes(None, root, rec, said, show=False)
 
     def printed(lab: str, rec: IterationRecord) -> None:
         print(progress_line(lab, rec, opts["iters"], **where), flush=True)
         print_new_notes(Console(highlight=False), root, rec, said)
 
-    report = (lambda lab, rec: on_record(lab, rec, **where)) if on_record else printed
+    report = (lambda lab, rec: on_record(lab, rec, said=said, **where)) if on_record else printed
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
 
@@ -2739,14 +2741,15 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if remeasure is not None and report_only:
         raise UsageError("--remeasure measures, --report-only does not", hint="give one of them")
 
-    said: set[str] = set()  # the notes of the iterations' runs said so far (`print_new_notes`): each once
+    heard: set[str] = set()  # the notes of the iterations' runs said so far (`print_new_notes`): each once
 
     chosen: list[Path] = []
     beat = Heartbeat(lambda line: console.print(line, markup=False), chosen)
 
-    def on_record(label: str, r: IterationRecord, **where: Any) -> None:
+    def on_record(label: str, r: IterationRecord, said: set[str], **where: Any) -> None:
         console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
-        print_new_notes(console, where["root"], r, said)
+        heard.update(said)  # a resumed run's journal said its notes when it ran
+        print_new_notes(console, where["root"], r, heard)
         beat.said()
 
     def say(line: str) -> None:

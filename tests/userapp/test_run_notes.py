@@ -257,3 +257,23 @@ def test_a_continued_tune_does_not_say_its_journals_notes_again(timed_exe, tmp_p
     out = " ".join(capsys.readouterr().out.split())
     assert "iter 1/2" in out and "(from the journal)" in out and "iter 2/2" in out, out
     assert "Output not checked:" not in out, out
+
+
+def test_a_continued_comparison_does_not_say_its_journals_notes_again(timed_exe, tmp_path, capsys, monkeypatch):
+    """`compare`, continued by the same command with a larger --iters, said "Output not checked: ..." again after
+    its run's next iteration: the notes its runs' journaled iterations said were not counted as said. Each note is
+    said once per tuning run, as `tune` says it once per folder."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    Path("start.dsl").write_text("Task * CPU;\n")
+    compare = ["compare", "--app", "./check.sh", "--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--start",
+               "start.dsl", "--optimizers", "random", "--runs", "1", "--repeats", "1", "--max-repeats", "1",
+               "--final-rounds", "1", "--runs-dir", "runs"]
+    assert main([*compare, "--iters", "1"]) == 0
+    assert " ".join(capsys.readouterr().out.split()).count("Output not checked:") == 1
+    assert main([*compare, "--iters", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Resuming" in out and "random #1 iter 2/2" in out, out
+    assert "Output not checked:" not in out, out
