@@ -483,9 +483,14 @@ def changed_build(bench: Any, settings: dict, root: Path, checked: list[int], do
         f"{path} {changed} while this {what} ran ({digests}): {measured}; the {what} stopped before measuring more "
         f"(nothing measured is lost: {root} keeps its {done} iteration{'s' * (done != 1)})",
         hint=f"to measure the new build, start a new run: `{new_command}`; to finish this {what}, put back the build "
-             "it was made with and " + (f"give `{same}`, which continues it" if same else
-                                         "give the same command, which continues it"),
+             f"it was made with and {continued_by(same)}",
         path=str(path), digests=digests, measured=measured)
+
+
+def continued_by(same: str | None) -> str:
+    """How a tune or comparison stopped by a rebuild is continued: by the same command, or by `same` where that
+    would start another one (it was given --new)."""
+    return f"give `{same}`, which continues it" if same else "give the same command, which continues it"
 
 
 def stale_warning(bench: Any, i: int, unmapped: str, root: Path) -> str:

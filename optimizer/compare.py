@@ -79,13 +79,14 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
-                                          changed_build, check_options, check_start_file, final_round_check,
-                                          keep_reference, memory_now, next_line, option_words, print_new_notes,
-                                          require_known_size, require_same_build, require_same_machine,
-                                          require_start_file, tests_size_note)
+                                          changed_build, check_options, check_start_file, continued_by,
+                                          final_round_check, keep_reference, memory_now, next_line, option_words,
+                                          print_new_notes, require_known_size, require_same_build,
+                                          require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
-                                       measured_values, reference_name, relative_run_dirs, require_machine)
+                                       measured_values, rebuilt_iterations, reference_name, relative_run_dirs,
+                                       require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -1433,7 +1434,8 @@ def _rebuilt(ctx: dict, changed: list[tuple[str, BuildChanged]]) -> MapperoptErr
         + f"; the comparison stopped before measuring more (nothing measured is lost: {folder} keeps every run's "
         "iterations)",
         hint=f"to compare the new build, start a new comparison: `{ctx['afresh']}`; to finish this one, put back the "
-             "build it was made with and give the same command, which continues it")
+             "build it was made with and " + continued_by(  # with --new, the same command starts another
+                 _resume_command(ctx["bench"], folder, ctx["opts"]) if ctx["opts"].get("new") else None))
 
 
 def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
@@ -2024,8 +2026,9 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
     Returns:
         {"optimizers": {name: {runs, mean, std (population), worst, median, best, failed_share (failed iterations
         / iterations, cached ones included: each counts against the budget), evaluations}}, "runs": [...],
-        "curves": {name: [[normalised best-so-far per iteration] per run]}}; std, worst and median are None for a
-        single run (a spread of one score is no figure).
+        "curves": {name: [[normalised best-so-far per iteration] per run]}, and "rebuilt": [{folder, iter, path}]
+        where iterations ran while the program was rebuilt}; std, worst and median are None for a single run (a
+        spread of one score is no figure).
     """
     table, runs, curves = {}, [], {}
     for name in dict.fromkeys(o.optimizer for o in outcomes):
@@ -2050,8 +2053,11 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                      "normalized": o.score(expert), "folder": o.folder.name,  # relative to the comparison
                      "final_failure": o.failure})
     repeated = repeated_runs(outcomes)
+    # the iterations that ran while the program was rebuilt (marked in the run's history.csv and progress.png)
+    rebuilt = [{"folder": o.folder.name, "iter": r.iter, "path": path} for o in outcomes
+               for r in o.records if (path := rebuilt_iterations(o.folder).get(r.iter))]
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves, "failures": failures,
-            **({"repeated": repeated} if repeated else {})}
+            **({"repeated": repeated} if repeated else {}), **({"rebuilt": rebuilt} if rebuilt else {})}
 
 
 def repeated_runs(outcomes: list[RunOutcome]) -> list[dict]:
@@ -2279,8 +2285,9 @@ def score_intervals(outcomes: list[RunOutcome], groups: list[dict], reference: s
 
 def under_table(summary: dict) -> list[str]:
     """The lines under the table that say how far its scores can be told apart: per optimizer, the runs whose best is
-    their start program (iteration 1: the search found nothing faster than where it started), and how much the
-    reference itself varied in the final measurement (`reference_noise`), less than which two scores are not told
+    their start program (iteration 1: the search found nothing faster than where it started), the iterations that
+    ran while the program was rebuilt (not comparable, as tune's table marks them), and how much the reference
+    itself varied in the final measurement (`reference_noise`), less than which two scores are not told
     apart."""
     lines = [final_failure_line(r) for r in summary.get("runs") or [] if r.get("final_failure")]
     rows = summary.get("runs") or []
@@ -2303,6 +2310,9 @@ def under_table(summary: dict) -> list[str]:
             distinct = s["runs"] - len(repeats)
             lines.append(f"{said}: {name} has {distinct} distinct run{'s' * (distinct != 1)} of {s['runs']}, so its "
                          "std, worst and median do not show how much its runs vary.")
+    lines += [f"{r['folder']}: iteration {r['iter']} ran while {r['path']} was rebuilt and may have measured either "
+              "build: its figure is not comparable with the other iterations' (the scores come from the final "
+              "measurement, of one build)." for r in summary.get("rebuilt") or []]
     counts = []
     for name in summary.get("optimizers", {}):
         mine = [r for r in rows if r["optimizer"] == name]

@@ -313,7 +313,7 @@ class TuneStore:
                                                        f"{self.settings.get('optimizer', '')}",
                       baselines=self.baseline_names(), final_pick=final_pick,
                       final=self._final_figures(summary) if summary else None,
-                      iterations=self.settings.get("iterations"))
+                      iterations=self.settings.get("iterations"), rebuilt=rebuilt)
         return out
 
     def baseline_names(self) -> dict[str, float]:
@@ -917,9 +917,10 @@ def reference_name(reference: str, own_mapper: str | None = None) -> str:
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
                   baselines: dict[str, float] | None = None, final_pick: int | None = None,
-                  final: dict | None = None, iterations: int | None = None) -> None:
+                  final: dict | None = None, iterations: int | None = None,
+                  rebuilt: dict[int, str] | None = None) -> None:
     """Writes `progress_figure(...)` as a PNG to `path`, whole or not at all (`write_atomically`)."""
-    fig = progress_figure(records, title, baselines, final_pick, final, iterations)
+    fig = progress_figure(records, title, baselines, final_pick, final, iterations, rebuilt)
     import matplotlib.pyplot as plt  # after the figure chose its backend
 
     png = io.BytesIO()
@@ -929,7 +930,8 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
 
 
 def progress_figure(records: list[IterationRecord], title: str = "", baselines: dict[str, float] | None = None,
-                    final_pick: int | None = None, final: dict | None = None, iterations: int | None = None):
+                    final_pick: int | None = None, final: dict | None = None, iterations: int | None = None,
+                    rebuilt: dict[int, str] | None = None):
     """The figure of best-so-far throughput against iteration, with each iteration's own throughput as points
     (failures as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and
     the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. With
@@ -937,7 +939,8 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     (throughput, the pick's Comparison JSON against it or None)}}), on which its verdict rests, are drawn too: the
     pick's with its interval at its iteration, the references' as dotted lines naming the pick's ratio. An iteration
     measured at another iteration count than the run's calibrated `iterations` (`recalibrated`) is a hollow point
-    with its own legend entry: its figure does not compare with the others. Returns a
+    with its own legend entry: its figure does not compare with the others; so is one that ran while the program
+    was rebuilt (`rebuilt`: `rebuilt_iterations`), which may have measured either build. Returns a
     matplotlib Figure (Agg backend, imported here because it costs about a second)."""
     from mapperopt import interrupts
     from mapperopt.benchmarks.protocol import CONFIDENCE, MIN_INTERVAL_VALUES, Comparison
@@ -951,12 +954,17 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     iters = [r.iter for r in records]
     ax.step(iters, [r.best_throughput for r in records], where="post", color="tab:blue", label="best so far")
-    ok = [r for r in records if r.ok and not recalibrated(r, iterations)]
+    rebuilt = rebuilt or {}
+    ok = [r for r in records if r.ok and not recalibrated(r, iterations) and r.iter not in rebuilt]
     ax.scatter([r.iter for r in ok], [r.score for r in ok], color="tab:green", s=18, zorder=3, label="iteration")
     apart = [r for r in records if r.ok and recalibrated(r, iterations)]
     if apart:
         ax.scatter([r.iter for r in apart], [r.score for r in apart], facecolors="none", edgecolors="tab:green",
                    s=30, zorder=3, label="iteration measured at another iteration count (not comparable)")
+    mixed = [r for r in records if r.ok and r.iter in rebuilt and not recalibrated(r, iterations)]
+    if mixed:
+        ax.scatter([r.iter for r in mixed], [r.score for r in mixed], facecolors="none", edgecolors="tab:orange",
+                   s=30, zorder=3, label="iteration that ran while the program was rebuilt (not comparable)")
     failed = [r for r in records if not r.ok]
     if failed:
         ax.scatter([r.iter for r in failed], [0] * len(failed), color="tab:red", marker="x", zorder=3,

@@ -347,3 +347,49 @@ def test_a_finished_run_is_not_called_interrupted(tmp_path, foreign_exe, offline
     out = flat(capsys.readouterr().out)
     assert "interrupted runs" not in out, out
     assert f"--resume {finished} --iters 3 (finished tuning (1 iteration; a larger --iters extends it))" in out, out
+
+
+def test_a_rebuild_during_a_new_comparison_names_the_command_that_continues_it_and_marks_the_iteration(
+        tmp_path, foreign_exe, offline_optimizer, capsys, monkeypatch):
+    """A comparison started with --new and stopped by a rebuild said to "give the same command", which would start
+    yet another comparison; it names its --resume command, as `tune` does. Continued so, with the old build back,
+    the iteration that ran during the rebuild was marked as not comparable only in its run's history.csv: the
+    comparison's printed notes, table.md and the run's progress.png say it too, as tune's table does."""
+    from mapperopt.cli import main
+    from mapperopt.optimizer import store as store_module
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
+            "--iters", "6", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+            "--runs-dir", str(runs), "--new"]
+    with tuning(args, runs, stdout=subprocess.PIPE, journal="*/compare-*/random-1/state.jsonl") as proc:
+        _rebuild(exe)
+        out, err = proc.communicate(timeout=300)
+    (folder,) = runs.glob("*/compare-*")
+    done = len(TuneStore.open(folder / "random-1").records)
+    err = flat(err)
+    assert proc.returncode == 1, (out, err)
+    assert "give the same command" not in err, err
+    again = err[err.index("put back the build it was made with and give `") + 47:].split("`")[0]
+    assert f"--resume {folder}" in again and "--new" not in again, again
+    shutil.copy2(foreign_exe, exe)
+    labels: list[str] = []
+
+    def figure(*a, **k):
+        fig = real(*a, **k)
+        labels.extend(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+        return fig
+
+    real = store_module.progress_figure
+    monkeypatch.setattr(store_module, "progress_figure", figure)
+    capsys.readouterr()
+    assert main(shlex.split(again)[1:]) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    assert list(runs.glob("*/compare-*")) == [folder]  # continued, not another comparison
+    mark = f"random-1: iteration {done} ran while {exe} was rebuilt and may have measured either build"
+    assert mark in out, out
+    assert mark in flat((folder / "table.md").read_text())
+    assert any("rebuilt" in label and "not comparable" in label for label in labels), labels
