@@ -529,21 +529,16 @@ def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[
                    "lengthens an execution only within half of it [default: the size's].")
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
-                   f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
+                   f"size's, at least {protocol.MIN_TIME_S:g}; not with --app].")
 @click.option("--once", is_flag=True,
-              help="One measured execution, no repeats (not with --repeats or --max-repeats above 1), at the "
-                   "size's own iteration count; with --min-time, "
-                   "calibration executions first grow a benchmark's iterations until it is met, as without "
-                   "--once.")
+              help="One measured execution at the size's own iteration count, no repeats; with --min-time, "
+                   "calibrated first (docs/running.md).")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions in the run folder: trace.jsonl, "
                                             "or trace-1.jsonl ... trace-N.jsonl, one per execution, when there are "
                                             "several (the output names them).")
 @click.option("--profile/--no-profile", default=None,
-              help="Per-task times of every execution, trace replays included: one more, untraced execution of at "
-                   f"most {PROFILE_ITERATIONS} timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks "
-                   "of the timed loop first, and AutoGuide's advice names the task that takes the time. Needs a DSL "
-                   "mapper (--mapper expert or a file), not Legion's default [default: on for a benchmark run with a "
-                   "DSL mapper].")
+              help=f"Per-task times from one more, untraced execution of at most {PROFILE_ITERATIONS} timed "
+                   "iterations; needs a DSL mapper (docs/running.md) [default: on for a benchmark with one].")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
