@@ -77,6 +77,39 @@ def print_wrapped(console: Any, text: str, markup: bool = True) -> None:
     console.print(rich_text, soft_wrap=True)
 
 
+# Where a progress line's figures start ("  iter 3/10  ", "  random #1 iter 3/10: "): its later lines are indented so.
+_PROGRESS_HEAD = re.compile(r"\s*(?:\S+ #\d+ )?iter \d+/\d+:?\s+")
+
+
+def print_progress(console: Any, text: str, markup: bool = True) -> None:
+    """Prints an iteration's progress line (rich markup, unless `markup` is False) where the console `wraps` within
+    its width as `wrap_prose` wraps, each later line indented under the figures (`_PROGRESS_HEAD`), its styles kept;
+    whole otherwise, as one line."""
+    import textwrap
+
+    from rich.text import Text
+
+    line = Text.from_markup(text) if markup else Text(text)
+    plain = line.plain
+    if not wraps(console) or _BARE_COMMAND.search(_WHOLE.sub("", plain)):
+        console.print(line, soft_wrap=True)
+        return
+    head = _PROGRESS_HEAD.match(plain)
+    indent = " " * (len(head.group(0)) if head and len(head.group(0)) < console.width // 2 else 4)
+    held = _WHOLE.sub(lambda m: m.group(0).replace(" ", "\0"), plain)  # as `wrap_whole`: kept whole; same length
+    parts = textwrap.wrap(held, max(console.width, 20), subsequent_indent=indent, break_long_words=False,
+                          break_on_hyphens=False, expand_tabs=False, replace_whitespace=False)
+    out, at = Text(), 0
+    for n, part in enumerate(parts):  # each part is a piece of the line: its styles are sliced from it
+        part = part[len(indent):] if n else part
+        at = held.index(part, at)
+        if n:
+            out.append("\n" + indent)
+        out.append_text(line[at:at + len(part)])
+        at += len(part)
+    console.print(out, soft_wrap=True)
+
+
 def print_whole(console: Any, head: str, text: str, style: str = "bold") -> None:
     """Prints `head: text` (`head` in `style`) wrapped to the console's width by `wrap_whole`: rich wraps at any
     space, breaking a regular expression or a command the text offers across lines; a console that leaves long

@@ -20,8 +20,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_whole, print_wrapped,
-                                          size_options, status as say_status, wrap_whole, wraps)
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_progress, print_whole,
+                                          print_wrapped, size_options, status as say_status, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
@@ -1217,10 +1217,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     reasons: dict[str, int] = {}  # the failure reasons said so far, with the iteration that said each: each once
     replaced = rebuilt_iterations(store.root)
     for r in store.records:
-        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
-                      + "  [dim](from the journal)[/]" + (
-                          f"  [yellow]ran while {escape(replaced[r.iter])} was rebuilt: either build[/]"
-                          if r.iter in replaced else ""))
+        print_progress(console, _line(r, iters, unit, store.settings.get("iterations"), store.root, reasons)
+                       + "  [dim](from the journal)[/]" + (
+                           f"  [yellow]ran while {escape(replaced[r.iter])} was rebuilt: either build[/]"
+                           if r.iter in replaced else ""))
         print_new_notes(console, store.root, r, said, show=False)  # said when it ran: once per folder
     status = console.status("")
 
@@ -1246,8 +1246,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         nonlocal stale_said
         status.stop()
-        console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), ""),
-                            store.settings.get("iterations"), store.root, reasons))
+        print_progress(console, _line(r, iters, next((x.unit for x in store.records if x.unit), ""),
+                                      store.settings.get("iterations"), store.root, reasons))
         print_new_notes(console, store.root, r, said)
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})

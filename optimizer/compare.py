@@ -68,8 +68,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_wrapped, size_options,
-                                           wrap_whole, wraps)
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_progress, print_wrapped,
+                                           size_options, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, spec_words,
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
@@ -1525,7 +1525,8 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
         print_new_notes(None, root, rec, said, show=False)
 
     def printed(lab: str, rec: IterationRecord) -> None:
-        print(progress_line(lab, rec, opts["iters"], **where), flush=True)
+        print_progress(Console(highlight=False, soft_wrap=True), progress_line(lab, rec, opts["iters"], **where),
+                       markup=False)
         print_new_notes(Console(highlight=False), root, rec, said)
 
     report = (lambda lab, rec: on_record(lab, rec, said=said, **where)) if on_record else printed
@@ -2757,7 +2758,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     beat = Heartbeat(lambda line: console.print(line, markup=False), chosen)
 
     def on_record(label: str, r: IterationRecord, said: set[str], **where: Any) -> None:
-        console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
+        print_progress(console, progress_line(label, r, opts["iters"], **where), markup=False)  # its own --iters
         heard.update(said)  # a resumed run's journal said its notes when it ran
         print_new_notes(console, where["root"], r, heard)
         beat.said()

@@ -70,10 +70,10 @@ def test_tunes_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_path, 
     flat = " ".join(out.split())
     for said in ("Baselines: default ", "Layouts are not searched", "More processors than cores"):
         assert said in flat, out
-    # an iteration's progress line is one line, as a table's row; a line with a command or a path stays whole
-    long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line
-            and not line.startswith("  iter ")]
+    # a line with a command or a path stays whole
+    long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line]
     assert not long, long
+    _progress_line_wraps_indented(out, "  iter 1/1  ")
 
 
 def test_compares_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_path, capsys, monkeypatch):
@@ -86,8 +86,34 @@ def test_compares_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_pat
                  "--final-rounds", "1", "--runs-dir", "runs"]) == 0
     out = capsys.readouterr().out
     assert "Layouts are not searched" in out, out
-    # a progress line ("... iter 1/1 ...", "Measuring ...") is one line, as a table's row; a line with a command or a
-    # path stays whole
+    # a progress line of the final measurement ("Measuring ...") is one line; a line with a command or a path stays
+    # whole
     long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line
-            and " iter " not in line and not line.startswith("Measuring ")]
+            and not line.startswith("Measuring ")]
     assert not long, long
+    _progress_line_wraps_indented(out, "  random #1 iter 1/1: ")
+
+
+def _progress_line_wraps_indented(out: str, start: str) -> None:
+    """The iteration's progress line, which starts with `start`, was one line of 100-200 characters at COLUMNS=80
+    (the terminal broke it anywhere): it is within 80, its later lines indented under its figures."""
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(start))
+    after = lines[first + 1]
+    assert len(lines[first]) <= 80 and after.startswith(" " * len(start)) and after.strip(), lines[first:first + 3]
+    assert "best " in " ".join(lines[first:first + 3]), lines[first:first + 3]
+
+
+def test_progress_lines_stay_whole_when_piped_without_columns(timed_exe, tmp_path, capsys, monkeypatch):
+    """Piped output without COLUMNS keeps each line whole (for grep and logs): tune's and compare's progress lines
+    too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    app = ["--app", f"{timed_exe} -scale 20", "--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--iters", "1",
+           "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]
+    assert main(["tune", *app, "--baseline", "none"]) == 0
+    assert main(["compare", *app, "--optimizers", "random", "--runs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for start in ("  iter 1/1  ", "  random #1 iter 1/1: "):
+        line = next(line for line in lines if line.startswith(start))
+        assert len(line) > 80 and "best " in line, line  # whole, on one line
