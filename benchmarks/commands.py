@@ -565,7 +565,7 @@ def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[
                    f"size's, at least {protocol.MIN_TIME_S:g}; not with --app].")
 @click.option("--once", is_flag=True,
               help="One measured execution at the size's own iteration count, no repeats; with --min-time, "
-                   "calibrated first (docs/running.md).")
+                   "calibration executions first (docs/running.md).")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions in the run folder: trace.jsonl, "
                                             "or trace-1.jsonl ... trace-N.jsonl, one per execution, when there are "
                                             "several (the output names them).")
