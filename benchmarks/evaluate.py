@@ -1345,9 +1345,10 @@ def _headline(units: dict, plan: dict, results: Path) -> str | None:
                       + f"; {beside})")
     if not faster and not rest:
         return None
-    rule = ("by more than the row's noise and, the scores being provisional, by more than the "
-            f"{_percent(drift)} the expert's own executions differed between sessions" if provisional else
-            "by more than the row's noise")
+    noise = ("by more than the row's noise (the Summary's noise column: the largest relative difference between "
+             "two executions of one reference mapper in one session)")
+    rule = (f"{noise} and, the scores being provisional, by more than the {_percent(drift)} the expert's own "
+            "executions differed between sessions" if provisional else noise)
     return ("**Headline** (best over the reference unit's expert): "
             + (f"an optimizer found a mapper faster than the expert beyond the noise on {_names(faster)}"
                + (f"; on {_names(rest)}, no optimizer's best is shown faster than the expert" if rest else "")
