@@ -1090,29 +1090,43 @@ def row_scores(units: dict, plan: dict, b: str, s: str, opt: str, iters: int) ->
              "median": statistics.median(scores), "best": max(scores)}, len(runs), True)
 
 
+NOT_GEMMS = ("stencil", "circuit", "pennant")  # the other benchmarks multiply matrices: their ceiling is cuBLAS DGEMM
+
+
 def ceiling_share(units: dict, b: str, s: str, mapper: str) -> str:
     """A reference mapper's figure against its ceiling, as the limits table gives it, in short: "89 %" (Stencil:
     its printed bandwidth / the copy bandwidth; Circuit: / the FP32 peak; the GEMMs: / cuBLAS DGEMM at the largest
     n), Pennant "10.1x CPU" (against its CPU run: no ceiling); "-" where either was not measured."""
-    copy, dgemm = units.get("limit-copybw", {}), units.get("limit-dgemm", {})
     m = units.get(f"base-{b}-{s}", {}).get("mappers", {}).get(mapper) or {}
     value = _estimate(m)
     if value is None:
         return "failed" if m else "-"
+    if b == "pennant":
+        cpu = units.get("cpu-pennant-gpu", {})
+        return f"{value / cpu['throughput']:.1f}x CPU" if cpu.get("status") == "ok" and cpu.get("throughput") else "-"
+    share = ceiling_ratio(units, b, s, mapper)
+    if share is None:
+        return "-"
+    return f"{share:.0%}".replace("%", " %") if share >= 0.095 else f"{share:.1%}".replace("%", " %")
+
+
+def ceiling_ratio(units: dict, b: str, s: str, mapper: str) -> float | None:
+    """`ceiling_share`'s figure as a fraction (not Pennant's, which has no ceiling); None where either was not
+    measured or the mapper failed."""
+    copy, dgemm = units.get("limit-copybw", {}), units.get("limit-dgemm", {})
+    m = units.get(f"base-{b}-{s}", {}).get("mappers", {}).get(mapper) or {}
+    value = _estimate(m)
+    if value is None or b == "pennant":
+        return None
     if b == "stencil":
         bw, top = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median"), copy.get("copy_gbs")
     elif b == "circuit":
         bw, top = value, copy.get("fp32_peak_gflops")
-    elif b == "pennant":
-        cpu = units.get("cpu-pennant-gpu", {})
-        return f"{value / cpu['throughput']:.1f}x CPU" if cpu.get("status") == "ok" and cpu.get("throughput") else "-"
     else:
         dg = (dgemm.get("dgemm_gflops") or {}) if dgemm.get("status") == "ok" else {}
         bw, top = value, dg[str(max(int(k) for k in dg))] if dg else None
     ok = (copy if b in ("stencil", "circuit") else dgemm).get("status") == "ok"
-    if not (bw and top and ok):
-        return "-"
-    return f"{bw / top:.0%}".replace("%", " %") if bw / top >= 0.095 else f"{bw / top:.1%}".replace("%", " %")
+    return bw / top if bw and top and ok else None
 
 
 CHANGES = "changes.json"  # in the results folder: what changed while the evaluation ran, by date (`load_changes`)
@@ -1292,6 +1306,125 @@ def _expert_text(b: str) -> str:
         return ""
 
 
+def _names(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _headline(units: dict, plan: dict, results: Path) -> str | None:
+    """Where an optimizer's best is faster than the expert beyond the noise, and where not: a final score beyond the
+    row's noise; a provisional one beyond both the row's noise and how far the expert's executions differed between
+    sessions (`largest_drift`), over the comparison's first execution of the expert and over the reference unit's
+    (the two figures the Summary gives). None before any tuning run."""
+    optimizers, _ = usable_optimizers(plan)
+    drift = largest_drift(units) or 0.0
+    faster, rest, unrun, failed, provisional = [], [], [], [], False
+    for b, s in pairs(plan):
+        mappers = units.get(f"base-{b}-{s}", {}).get("mappers", {})
+        expert, default = _estimate(mappers.get("expert", {})), _estimate(mappers.get("default", {}))
+        scored = {o: row_scores(units, plan, b, s, o, plan["iters"]) for o in optimizers}
+        if not expert or not any(n for _, n, _ in scored.values()):
+            (unrun if expert or not mappers else failed).append(f"{b} `{s}`")
+            continue
+        noise = spread(units, results, b, s) or 0.0
+        won = []
+        for o, (sc, n, early) in scored.items():
+            if not n:
+                continue
+            provisional |= early
+            over = max(r["best_throughput"] or 0.0 for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])) \
+                / expert if early else sc["best"]
+            if min(sc["best"], over) - 1 > (max(noise, drift) if early else noise):
+                won.append((over, o))
+        if not won:
+            rest.append(f"{b} `{s}`")
+            continue
+        beside = ("Legion's default mapper fails at this size" if not default else
+                  f"Legion's default mapper, measured together with the expert, is {default / expert:.2f}x it there")
+        faster.append(f"{b} `{s}` (" + ", ".join(f"{o} {x:.2f}x" for x, o in sorted(won, reverse=True))
+                      + f"; {beside})")
+    if not faster and not rest:
+        return None
+    noise = ("by more than the row's noise (the Summary's noise column: the largest relative difference between "
+             "two executions of one reference mapper in one session)")
+    rule = (f"{noise} and, the scores being provisional, by more than the {_percent(drift)} the expert's own "
+            "executions differed between sessions" if provisional else noise)
+    return ("**Headline** (best over the reference unit's expert): "
+            + (f"an optimizer found a mapper faster than the expert beyond the noise on {_names(faster)}"
+               + (f"; on {_names(rest)}, no optimizer's best is shown faster than the expert" if rest else "")
+               if faster else f"no optimizer's best is shown faster than the expert beyond the noise ({_names(rest)})")
+            + (f"; not tuned yet: {_names(unrun)}" if unrun else "")
+            + (f"; not tuned, the expert failed: {_names(failed)}" if failed else "")
+            + f". Beyond the noise: {rule}.")
+
+
+def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str | None = None) -> list[str]:
+    """The page's first lines, for a reader who reads nothing else: what ran on what card, how much of the work list
+    is done, whether the scores are final, what was not run and why, the headline (`_headline`), why the GEMM rows
+    read 1.00 where they ran on one GPU, and `paper` (notes.json's, set against the paper's claims) last."""
+    optimizers, _ = usable_optimizers(plan)
+    todo = work_list(plan)
+    done = {u.id for u in todo if is_done(u, units.get(u.id))}
+    both = pairs(plan)
+
+    def count(kind: str, iters: int | None = None) -> tuple[int, int]:
+        those = [u for u in todo if u.kind == kind and (iters is None or u.iters == iters)]
+        return sum(u.id in done for u in those), len(those)
+    sizes = {s: [b for b, t in both if t == s] for s in plan["sizes"]}
+    gpus = {units.get(f"base-{b}-{s}", {}).get("gpus") for b, s in both} - {None}
+    on = "" if gpus <= {1} else f" ({_names([str(g) for g in sorted(gpus)])} GPUs per run)"
+    lines = ["## At a glance", "",
+             f"- **What ran**: on one {label}{on}, "
+             + "; ".join((f"all {len(bs)} benchmarks" if len(bs) == len(plan["benchmarks"]) > 2 else _names(bs))
+                         + f" at size `{s}`" for s, bs in sizes.items() if bs)
+             + ": Legion's default mapper and the expert mapper (the hand-written one each benchmark ships with)"
+             + (" against the card's physical limits" if plan["gpus"] != 0 else "") + ", then "
+             + f"{_names(optimizers)} tuning from a random start, {plan['iters']} iterations x {plan['seeds']} "
+             "seeds each" + (f" ({LONG_RUN[0]} also {plan['long_iters']} iterations)"
+                             if plan["long_iters"] and LONG_RUN[0] in optimizers else "") + "."]
+    runs, long_runs, finals = count("tune", plan["iters"]), count("tune", plan["long_iters"]), count("final")
+    seeds = [n for b, s in both for o in optimizers for _, n, _ in [row_scores(units, plan, b, s, o, plan["iters"])]]
+    lines.append(f"- **Done**: {len(done)} of the work list's {len(todo)} units: the limits and reference "
+                 f"measurements: {sum(count(k)[0] for k in ('limit', 'base', 'cpu'))} of "
+                 f"{sum(count(k)[1] for k in ('limit', 'base', 'cpu'))}; tuning runs of {plan['iters']} iterations: "
+                 f"{runs[0]} of {runs[1]} (seeds done per benchmark, size and optimizer: "
+                 + (f"{min(seeds)}" if min(seeds, default=0) == max(seeds, default=0) else
+                    f"{min(seeds)}-{max(seeds)}") + f" of {plan['seeds']})"
+                 + (f"; {LONG_RUN[0]}'s runs of {plan['long_iters']} iterations: {long_runs[0]} of {long_runs[1]}"
+                    if long_runs[1] else "") + f"; final measurements: {finals[0]} of {finals[1]}.")
+    drift = largest_drift(units)
+    lines.append("- **Final or provisional**: "
+                 + ("every tuning score is provisional (no `final` unit has run)" if not finals[0] else
+                    f"the scores of {finals[0]} final measurements are final, the others provisional")
+                 + ": a provisional score is one execution of a run's best over one execution of the expert, "
+                 "mostly of another session"
+                 + (f" (the expert's own executions differed by up to {_percent(drift)} between sessions)"
+                    if drift is not None else "")
+                 + "; a `final` unit measures every run's best together with the expert, "
+                 f"{plan['final_rounds']} interleaved rounds each.")
+    if plan.get("excluded"):
+        lines.append("- **Not run**: " + "; ".join(f"{o}, because {why}" for o, why in plan["excluded"].items())
+                     + ". So no figure here is of the paper's method, a language model proposing mappers"
+                     + ("; guided is mapperopt's own rule-based search without one" if "guided" in optimizers else "")
+                     + (f"; {_names(others)} {'is the baseline' if len(others) == 1 else 'are the baselines'}"
+                        if (others := [o for o in optimizers if o != "guided"]) else "") + ".")
+    headline = _headline(units, plan, results)
+    if headline:
+        lines.append(f"- {headline}")
+    gemms = [b for b, s in both if b not in NOT_GEMMS]
+    shares = [x for b in gemms for m in ("default", "expert") for x in [ceiling_ratio(units, b, "gpu", m)] if x]
+    if gemms and shares and all(units.get(f"base-{b}-gpu", {}).get("gpus") == 1 for b in gemms):
+        lines.append(f"- **The {len(gemms)} GEMM rows** ({_names(gemms)}) read about 1.00 by their setting, not as "
+                     "a finding: each runs on one GPU, where every tile lives in the one framebuffer and the "
+                     "algorithms move no data, so their mappers can hardly differ; Legion's default mapper and the "
+                     f"expert already run them at {min(shares) * 100:.0f}-{max(shares) * 100:.0f} % of cuBLAS DGEMM. "
+                     "These rows test only that tuning finds a mapper that runs without losing speed; GEMM mapping on "
+                     "several GPUs, where the algorithms differ, is not measured.")
+    if paper:
+        lines.append(f"- {paper}")
+    return [*lines, ""]
+
+
 def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None = "docs/tuning.md",
                   history: bool = False) -> list[str]:
     """The page's first table: per benchmark and size, the reference mappers' share of the physical ceiling, Legion's
@@ -1300,6 +1433,7 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
     noise as the tables mark it), the noise, the seeds done, and whether the scores are provisional."""
     optimizers, _ = usable_optimizers(plan)
     changes = load_changes(results)
+    repeated = any((results / "units" / "repeats").glob("base-*.json"))
     used = set()  # the marks the table shows
     off_rows: dict[tuple[str, str], tuple[float, float]] = {}  # (b, s): how far the divisor is, the noise
     rows = []
@@ -1414,31 +1548,41 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
                 + ("; [Changes during the evaluation](#changes-during-the-evaluation) tells each" if history else "")
                 + "): " + "; ".join(legend) + "."), ""] if legend else []),
             *off_note,
-            "Columns: Legion's default mapper and the expert against the physical ceiling (Stencil: "
-            "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
-            "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
-            "best run of the other optimizers against the expert; where the tuning tables below divide by the "
-            "expert's first execution in the tuning comparison (provisional scores: each table's header gives it, "
-            "and it may be of another session and another runtime), two figures where they differ: over that "
-            "execution (\"comparison's first\") and over the reference unit's expert (\"reference unit\", the "
-            "figure each table's last column gives). The first figure is the one measured in one session where "
-            "there is one: Legion's default mapper over the expert measured together with it; "
-            + ("an optimizer's best over the comparison's first where the same unit measured both, else over the "
+            "Columns:", "",
+            "- default / ceiling, expert / ceiling: Legion's default mapper and the expert against the physical "
+            "ceiling (Stencil: the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no "
+            "ceiling: against its CPU run; see [Physical limits](#physical-limits)).",
+            "- default / expert, guided's best / expert, others' best / expert: Legion's default mapper, guided's "
+            "best run and the best run of the other optimizers against the expert. Guided is mapperopt's own "
+            "rule-based search without a language model (" + (f"[{os.path.basename(tuning_doc)}]({tuning_doc})"
+                                                              if tuning_doc else "`docs/tuning.md` in the repository")
+            + "), not one of the paper's optimizers.",
+            "- Two figures in a cell: the tuning tables below divide by the expert's first execution in the tuning "
+            "comparison while the scores are provisional (each table's header gives it; it may be of another "
+            "session and another runtime). Where the figure differs, a cell gives it over that execution "
+            "(\"comparison's first\") and over the reference unit's expert (\"reference unit\", the figure each "
+            "table's last column gives).",
+            "- Which comes first: the figure measured in one session where there is one. Legion's default mapper: "
+            "over the expert measured together with it. "
+            + ("An optimizer's best: over the comparison's first where the same unit measured both; else over the "
                "reference unit's where a listed change " + ("(the marks above)" if legend else f"(`{CHANGES}`)")
                + " came between the best and the comparison's first but not between the best and the reference "
-               "unit, else over the tables' divisor (the comparison's first)" if changes else
-               "an optimizer's best over the comparison's first execution of the expert (the tables' divisor)")
-            + "; the other in brackets, labelled. A "
-            "ratio is marked within noise as the tables mark it (the noise column: the threshold, said under each "
-            "table; not measured: no ratio of that row is marked either way; an unmarked ratio of one session that "
-            "rounds to 1.00 gives beside it how far it is from 1 and the noise it exceeds); \"none found\": the runs "
-            "that ended (the optimizers named in brackets) found no mapper that finished within the timeout (each of "
-            "their evaluations failed or timed out), and those \"not run yet\" have no run; the seeds done per "
-            "optimizer; and whether the scores are provisional (each a single "
-            "execution of the run's best over a single execution of the expert, often of another session) or final "
-            "(measured together with the expert). Guided is mapperopt's own rule-based search without a language "
-            "model (" + (f"[{os.path.basename(tuning_doc)}]({tuning_doc})" if tuning_doc else
-                         "`docs/tuning.md` in the repository") + "), not one of the paper's optimizers.", ""]
+               "unit; else over the tables' divisor (the comparison's first)." if changes else
+               "An optimizer's best: over the comparison's first execution of the expert (the tables' divisor).")
+            + " The other figure follows in brackets, labelled.",
+            "- within noise: a ratio is marked so as the tables mark it. An unmarked ratio of one session that "
+            "rounds to 1.00 gives beside it how far it is from 1 and the noise it exceeds.",
+            "- noise: the noise column gives the threshold, said under each table: the largest relative difference "
+            "(larger / smaller - 1) between two executions of Legion's default mapper or of the expert in the "
+            "reference unit" + (" and its repeat in `units/repeats/`, where there is one" if repeated else "")
+            + ". A unit file's `spread` (in each mapper's "
+            "`estimate`) is another figure: (largest - smallest) / median of that mapper's executions in that unit "
+            "alone. \"not measured\": no mapper executed twice; no ratio of that row is marked either way.",
+            "- \"none found\": the runs that ended (the optimizers named in brackets) found no mapper that finished "
+            "within the timeout (each of their evaluations failed or timed out); those \"not run yet\" have no run.",
+            "- seeds done: per optimizer.",
+            "- scores: provisional (each a single execution of the run's best over a single execution of the "
+            "expert, often of another session) or final (measured together with the expert).", ""]
 
 
 def _marked(ratio: float, noise: float | None, one_session: bool = False) -> str:
@@ -1476,6 +1620,37 @@ def new_measurements(results: Path, unit: dict) -> set[int] | None:
 def _per_evaluation(executions: int) -> str:
     return ("one measured execution per evaluation" if executions == 1 else
             f"{executions} calibrated executions per evaluation, trimmed mean")
+
+
+def _protocol(plan: dict, shown: Path) -> list[str]:
+    """How a tuning unit measures, against `mapperopt compare` run by hand: what is the same, what differs (one
+    execution per evaluation, which the command line can ask for; `dedicated`, which it cannot), and the commands
+    that reproduce a unit."""
+    e = plan.get("executions", EXECUTIONS)
+    dedicated = plan.get("dedicated", False)
+    return [f"Protocol: each tuning unit calls `run_compare`, the function behind `mapperopt compare`, with "
+            f"{_per_evaluation(e)} (on the command line `--repeats {e} --max-repeats {e}`; `mapperopt compare`'s "
+            "defaults are 3 to 7). Its timeout is compare's own: 5x the run's best execution, or the expert's before "
+            "a success (at least 30 s, at most the size's timeout)."
+            + (" The evaluation also sets compare's `dedicated` (plan.json), which the command line does not offer: "
+               "nothing else runs on the machine, so an execution that times out or is killed is final, not run "
+               "again, and the comparison stores that outcome like any other. Without it `mapperopt compare` runs "
+               "such an execution once more, and measures the program again when another run proposes it."
+               if dedicated else ""),
+            "",
+            f"To reproduce a unit (on a machine set up as [How it was run](#how-it-was-run) says): "
+            f"`python3 benchmarks/gpu/evaluate.py run --results {OWN} --only "
+            f"'^tune-circuit-gpu-opentuner-i{plan['iters']}-s0$'` (any unit id of the work list; a unit of seed k "
+            "runs, or resumes, the comparison's seeds 0 to k-1 of its optimizer first). The nearest `mapperopt "
+            f"compare` command: `mapperopt compare circuit --size gpu --optimizers opentuner --iters {plan['iters']} "
+            f"--runs 1 --seed 0 --repeats {e} --max-repeats {e}` (for seed k `--runs k+1`; Pennant's units add their "
+            "plan.json `tune_args` after `--`, e.g. `-- -cstop 30`)"
+            + (". It differs in `dedicated` and in ending with compare's final measurement of its runs, which the "
+               "evaluation makes in its `final` units over every optimizer's runs; "
+               if dedicated else ". It differs in ending with compare's final measurement of its runs, which the "
+               "evaluation makes in its `final` units over every optimizer's runs; ")
+            + "it writes a new folder under `runs/`. `mapperopt compare --resume <folder>` continues a comparison of "
+            f"`{shown}/work/` with the settings it stored" + (", `dedicated` included." if dedicated else ".")]
 
 
 def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) -> tuple[list[str], dict | None]:
@@ -1662,7 +1837,8 @@ def tuning_doc_link(results: Path, out: Path) -> str | None:
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
-    limits table), per benchmark (or "<bench>-<size>") why its best mapper is faster, "history" (what changed
+    limits table), "paper" (the last item of the list at the top: the paper's claims against what was measured), per
+    benchmark (or "<bench>-<size>") why its best mapper is faster, "history" (what changed
     while the evaluation ran: its own section, after the results) and "log" (the device calls, under "How it was
     run"), each printed as written (blank lines between its paragraphs);
     `shown`: the results folder as the commands in the report name it (default `results`)."""
@@ -1686,7 +1862,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     # how many executions the noise lines under the tables count
     counted = sorted({w[2] for w in (_widest(units, results, b, s) for b, s in pairs(plan)) if w})
     repeats = sorted((results / "units" / "repeats").glob("base-*.json"))
-    lines = [f"# Evaluation on one {label}", "",
+    lines = [f"# Evaluation on one {label}", "", *at_a_glance(units, plan, results, label, notes.get("paper")),
              f"Work list: {len(done)} of {len(todo)} units done"
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
                 if default_failed else "")
@@ -1736,9 +1912,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
-              f"iterations; `mapperopt compare`'s protocol ({_per_evaluation(plan.get('executions', EXECUTIONS))}; "
-              "a timeout at 5x the run's best execution, or the expert's "
-              "before a success, is final).", "",
+              "iterations.", "", *_protocol(plan, shown), "",
               "Scores: mean, population std, worst, median and best of the runs' best / expert (of two runs, worst "
               "and best are the range and std and median n/a); a failed run counts 0; best / Legion default: the "
               "highest throughput of the runs over Legion's default mapper's in the "

@@ -1,8 +1,9 @@
-"""Measures what `mapperopt tune` claims, on this machine: run the main command with several seeds and print each
-run's wall time, its final best against the start, the default and the expert mapper (measured together, with
-90 % intervals), and how far the seeds' best throughputs are apart: as each run measured it, and with the seeds' best
-mappers measured together in interleaved rounds (the load of a shared machine changes between runs; measured
-together, the mappers see the same load). Speed claims live here, not in the tests.
+"""Measures what `mapperopt tune` claims, on this machine: run a tune command (by default `tune circuit --iters
+10`, size ci) with several seeds and print each run's wall time, its final best against the start, the default and
+the expert mapper (measured together, with 90 % intervals), and how far the seeds' best throughputs are apart:
+as each run measured it, and with the seeds' best mappers measured together in interleaved rounds (the load of a
+shared machine changes between runs; measured together, the mappers see the same load). Speed claims live here,
+not in the tests.
 
     python benchmarks/tune_agreement.py                          # tune circuit --iters 10, seeds 0 and 1
     python benchmarks/tune_agreement.py --start poor --iters 4   # a deliberately poor start: is the gain real?
