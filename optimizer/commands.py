@@ -1270,7 +1270,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
     again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
     # With --new the same command would start yet another run: only --resume continues this one.
-    to_continue = f"To continue: {again}" if new and resume_dir is None else f"The same command continues; or: {again}"
+    lead = "To continue:" if new and resume_dir is None else "The same command continues; or:"
+    to_continue = f"{lead} {again}"
     same = again if new and resume_dir is None else None  # what continues it where the same command would not
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
@@ -1319,10 +1320,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         n = len(TuneStore.open(store.root).records)
         with interrupts.terminal_may_be_gone():
             status.stop()
-            console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next "
-                           "command moves it to final-N/, names it in summary.json under `interrupted`, and measures "
-                           "the comparison again). " if finishing else
-                           f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
+            said = ("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
+                    "moves it to final-N/, names it in summary.json under `interrupted`, and measures the comparison "
+                    "again). " if finishing else f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ")
+            # where the output wraps, the prose is wrapped and the command, whole, gets a line of its own
+            print_wrapped(console, f"{said}{lead}\n{escape(again)}" if wraps(console) else said + to_continue)
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
@@ -1360,7 +1362,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     print_wrapped(console, verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
-        console.print(note, markup=False)
+        print_wrapped(console, note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
                          processors=processors):

@@ -722,15 +722,25 @@ def test_an_extension_that_dies_before_its_final_comparison_is_not_finished(tmp_
 
 def test_the_hint_of_an_interrupted_final_comparison_keeps_its_rounds(tmp_path, offline, monkeypatch, capsys):
     """The command an interrupted final comparison suggests measures it in the rounds this command asked for (it
-    used to drop --final-rounds, which is no setting of the folder, and so measure in the default 5)."""
+    used to drop --final-rounds, which is no setting of the folder, and so measure in the default 5). The message
+    wraps where the output wraps, the command kept whole."""
     def interrupted(*a, **kw):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(commands, "final_comparison", interrupted)
     runs = tmp_path / "runs"
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: the message on one line, for grep and logs
     assert main(tune_args(runs, "--iters", "1", "--final-rounds", "2")) == 130
-    out = " ".join(capsys.readouterr().out.split())
-    assert f"mapperopt tune circuit --resume {only_run(runs)} --iters 1 --final-rounds 2" in out, out
+    again = f"mapperopt tune circuit --resume {only_run(runs)} --iters 1 --final-rounds 2"
+    piped = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interrupted in the final"))
+    assert piped.endswith(f"The same command continues; or: {again}"), piped
+    # At 80 columns (it was one line of about 300): the prose wrapped, the command whole on a line of its own.
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(tune_args(runs, "--iters", "1", "--final-rounds", "2")) == 130
+    out = capsys.readouterr().out
+    said = out[out.index("Interrupted in the final"):].splitlines()
+    assert said[-1] == again and all(len(line) <= 80 for line in said[:-1]), out
+    assert " ".join(said) == piped, out
 
 
 def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_baselines(tmp_path, capsys):
@@ -939,3 +949,14 @@ def test_the_readme_says_that_its_command_on_2_cores_has_no_placement_to_tune():
     assert "The tune took 14 minutes on 2 shared cores" in said, said  # the premise: the command's machine
     assert "On 2 cores a run gets 1 CPU processor" in said and "not where tasks run" in said, said
     assert "`--cpus N` on a machine with more cores, or with GPUs" in said, said
+
+
+def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, capsys, monkeypatch):
+    """At 80 columns the summary's Verdict and Next paragraphs were wrapped, but the note between them that size ci
+    is the tests' size stayed one line of about 330 columns."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
+    out = capsys.readouterr().out
+    note = out[out.index("Note: size ci is the tests' size"):out.index("Next: ")]
+    assert "Meant for tuning: --size small" in " ".join(note.split()), out
+    assert max(len(line) for line in note.splitlines()) <= 80, out
