@@ -168,7 +168,7 @@ def fuzz_chunks(count: int, seed: int, jobs: int, state: Path | None, only: rang
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=1_000_000, help="number of fuzzed inputs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes sharing the chunks")

@@ -60,7 +60,7 @@ def library_rate(n: int, iters: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tile", type=int, default=1024, help="tile size n (n x n tiles)")
     parser.add_argument("--iters", type=int, default=5, help="products per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="measurements of each")
