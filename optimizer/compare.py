@@ -1848,8 +1848,14 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
         raise stop
     mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
     evaluator = _evaluator(ctx, {}, ctx["iterations"])
-    print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {len(mappers) - 1} best program(s) of "
-          f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name})...", flush=True)
+    sharing: dict[str, list[str]] = {}  # runs whose best is the same program: measured once, said so
+    for o in outcomes:
+        sharing.setdefault(_program(o.best), []).append(o.folder.name)
+    shared = "".join(f"; {', '.join(names[:-1])} and {names[-1]} share one" for names in sharing.values()
+                     if len(names) > 1)
+    n = len(mappers) - 1
+    print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {n} best program{'s' * (n != 1)} of "
+          f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name}{shared})...", flush=True)
     load_before = os.getloadavg()[0]
     # checked after each round too: a rebuild while it measures stops it before any score mixes two builds
     after_round = final_round_check(ctx["bench"], ctx.get("build") or {}, folder, folder / name, lambda: 0,

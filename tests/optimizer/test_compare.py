@@ -433,6 +433,23 @@ def test_compare_runs_on_every_kind_of_benchmark(bench, tmp_path):
     assert (folder / "compare.png").exists() and (folder / "summary.csv").exists()
 
 
+def test_runs_that_share_their_best_program_are_named_when_it_is_measured(tmp_path, capsys, monkeypatch):
+    """Four runs gave "Measuring the expert mapper and 3 best program(s) of guided-1, opentuner-1, optuna-1,
+    random-1": two of them kept the same program, which only the summary showed later. The line says which runs
+    share one."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # each line whole, as piped (pytest-xdist's workers set COLUMNS)
+    args = ["compare", "circuit", "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "guided,random",
+            "--start", "default", "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2",
+            "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    [group] = json.loads((folder / "final.json").read_text())["groups"]
+    assert len(group["runs"]) == 2 and len(group["measured"]) == 2, group  # the premise: one program for two runs
+    assert ("Measuring the expert mapper and 1 best program of guided-1, random-1 together (2 rounds, final-1; "
+            "guided-1 and random-1 share one)...") in out, out
+
+
 def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch, capsys):
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
