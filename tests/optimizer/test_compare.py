@@ -457,6 +457,18 @@ def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch,
     out = capsys.readouterr()
     assert "Skipping trace: it needs a language-model endpoint" in out.out
     assert "no optimizer left to compare" in out.err
+    assert "package" not in out.out, out.out  # the llm extra is installed here
+    # Without the llm extra too, both are named, as `tune --optimizer trace` names them (compare named the endpoint
+    # alone, and a user who set one was then told of the package).
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "opto" else real(name, *a))
+    assert main(["compare", "circuit", "--optimizers", "trace", "--runs-dir", str(tmp_path)]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Skipping trace: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL or MAPPEROPT_LLM_MODEL"
+            in out and "and the optional package 'trace-opt', which is not installed" in out), out
+    assert install_extra("llm") in out, out
 
 
 def test_report_only_without_a_comparison_says_its_error_alone(tmp_path, monkeypatch, capsys):
