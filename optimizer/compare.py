@@ -782,8 +782,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
-    notices = [f"Skipping {name}: it needs a language-model endpoint{_missing_packages(name)}."
-               for name in opts["optimizers"] if name not in optimizers]
+    notices = [_skipped(name) for name in opts["optimizers"] if name not in optimizers]
     if not optimizers:
         for notice in notices:  # why none is left
             say(notice)
@@ -1831,17 +1830,18 @@ def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str
             f"measured {', '.join(sorted(set(result['runs']) & {r for g in old for r in g['runs']}))} again).")
 
 
-def _missing_packages(name: str) -> str:
-    """How the notice that the model optimizer `name` is skipped goes on: how to set the endpoint, then its missing
-    packages and how to install them, where they are missing too (as `tune --optimizer trace` says both)."""
+def _skipped(name: str) -> str:
+    """The notice that the model optimizer `name` is skipped for want of an endpoint: how to set one, and where its
+    packages are missing too, those and how to install them (as `tune --optimizer trace` says both)."""
     from mapperopt.optimizer.llm import CONFIGURE
 
     try:
         require_packages([name])
     except MapperoptError as exc:
-        return (f" (set {CONFIGURE}) and {exc.message.removeprefix(f'the {name} optimizer needs ')} (to install: "
-                f"{(exc.hint or '').split(', or choose another optimizer')[0]})")
-    return f"; set {CONFIGURE}"
+        return (f"Skipping {name}: it needs a language-model endpoint and "
+                f"{exc.message.removeprefix(f'the {name} optimizer needs ')}. Set {CONFIGURE}; and run "
+                f"{(exc.hint or '').split(', or choose another optimizer')[0]}.")
+    return f"Skipping {name}: it needs a language-model endpoint; set {CONFIGURE}."
 
 
 def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str) -> dict | None:
