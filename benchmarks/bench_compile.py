@@ -77,7 +77,7 @@ def spread(values: list[float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="measurements per mapper and kind")
     parser.add_argument("--mappers", type=int, default=len(MAPPERS), help="time only the first N mappers")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")

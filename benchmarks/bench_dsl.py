@@ -48,7 +48,7 @@ def generate(lines: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=20)
     args = ap.parse_args()

@@ -19,7 +19,7 @@ from mapperopt.optimizer.space import SearchSpace
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--app", default="pennant")
     ap.add_argument("--machine", default="2x4x1")
     ap.add_argument("--points", type=int, default=50)

@@ -110,6 +110,25 @@ def print_progress(console: Any, text: str, markup: bool = True) -> None:
     console.print(out, soft_wrap=True)
 
 
+def wrap_diagnostics(text: str) -> str:
+    """Diagnostics as `render_all` gives them, each message, hint and note line wrapped by `wrap_whole` to stderr's
+    width where it `wraps` (its continuation lines indented under it), the source excerpts and carets whole."""
+    from rich.console import Console
+
+    console = Console(stderr=True, soft_wrap=True)
+    if not wraps(console):
+        return text
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= console.width or re.match(r"\s*\d* \| ", line):
+            out.append(line)
+            continue
+        indent = "    " if line.startswith("  ") else "  "
+        first, *rest = wrap_whole(line, console.width - len(indent)).split("\n")
+        out += [first, *(indent + part for part in rest)]
+    return "\n".join(out)
+
+
 def print_whole(console: Any, head: str, text: str, style: str = "bold") -> None:
     """Prints `head: text` (`head` in `style`) wrapped to the console's width by `wrap_whole`: rich wraps at any
     space, breaking a regular expression or a command the text offers across lines; a console that leaves long
@@ -641,7 +660,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
             raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
     if warnings.is_file():  # on stderr: with --json, stdout is the result alone
-        click.echo(warnings.read_text(), err=True, nl=False)
+        click.echo(wrap_diagnostics(warnings.read_text()), err=True, nl=False)
     if as_json:
         # result.json and the notes `run` prints after its table (docs/running.md)
         click.echo(json.dumps({**result.to_json(), "notes": [n.to_json() for n in run_notes(result)]}, indent=2))

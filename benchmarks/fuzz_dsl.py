@@ -10,8 +10,8 @@ errors (no other exception), within 2 s of CPU time (CPU, not wall time: on a sh
 the other work), and `fmt` must give a text that parses to the same program with the same comments in the same
 places, and formats to itself. Inputs come in chunks of 1,000, chunk k drawn from its own generator (seed, k), so
 `--jobs` processes share the work and a run with `--state FILE` resumes after the chunks FILE already holds (one JSON
-line per finished chunk). Prints the counts (inputs, parse errors by code, checked programs, slowest input,
-failures); the exit status is 1 when any input failed.
+line per finished chunk). Prints the counts (inputs, parse errors by code, checked programs, the slowest input with
+its chunk, its index there and its start, failures); the exit status is 1 when any input failed.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def fuzz(count: int, seed: int, chunk: int = 0) -> dict:
     rng = random.Random(f"{seed}/{chunk}")
     outcomes: collections.Counter = collections.Counter()
     failures: list[dict] = []
-    slowest = (0.0, "")
+    slowest = (0.0, "", 0)  # CPU time, start of the input, its index in the chunk
     examples = seeds()
     for k, text in enumerate(inputs(rng, examples)):
         if k == count:
@@ -125,13 +125,14 @@ def fuzz(count: int, seed: int, chunk: int = 0) -> dict:
                 failures.append({"input": text[:2000], "error": traceback.format_exception_only(exc)[-1].strip()})
         took = time.process_time() - start
         if took > slowest[0]:
-            slowest = (took, text[:300])
+            slowest = (took, text[:300], k)
         if took > LIMIT_S:
             outcomes["OVER 2 s"] += 1
             if len(failures) < 20:
                 failures.append({"input": text[:2000], "error": f"took {took:.2f} s of CPU time"})
     return {"chunk": chunk, "inputs": count, "seed": seed, "outcomes": dict(outcomes.most_common()),
-            "slowest_s": round(slowest[0], 3), "slowest_input": slowest[1], "failures": failures}
+            "slowest_s": round(slowest[0], 3), "slowest_input": slowest[1], "slowest_index": slowest[2],
+            "failures": failures}
 
 
 def _chunk(job: tuple[int, int, int]) -> dict:
@@ -164,11 +165,13 @@ def fuzz_chunks(count: int, seed: int, jobs: int, state: Path | None, only: rang
     slowest = max(done.values(), key=lambda r: r["slowest_s"])
     return {"inputs": sum(r["inputs"] for r in done.values()), "seed": seed, "outcomes": dict(outcomes.most_common()),
             "slowest_s": slowest["slowest_s"], "slowest_input": slowest["slowest_input"],
+            # where to find it again: the chunk's generator gives it at this index (absent in older state files)
+            "slowest_chunk": slowest["chunk"], "slowest_index": slowest.get("slowest_index"),
             "failures": [f for k in sorted(done) for f in done[k]["failures"]][:20]}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=1_000_000, help="number of fuzzed inputs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes sharing the chunks")
@@ -199,7 +202,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"inputs: {result['inputs']} (seed {args.seed}) in {result['fuzz_wall_s']} s")
         for label, n in result["outcomes"].items():
             print(f"  {label}: {n}")
-        print(f"slowest input: {result['slowest_s']} s of CPU time")
+        chunk, index = result["slowest_chunk"], result["slowest_index"]
+        replay = (f"python benchmarks/fuzz_dsl.py --seed {args.seed} --inputs {args.inputs} --chunks "
+                  f"{chunk}:{chunk + 1}")
+        # CPU time, yet it varies between runs (a cold cache, another process's load): the input is what replays
+        print(f"slowest input: {result['slowest_s']} s of CPU time (chunk {chunk}, "
+              + (f"input {index} of it" if index is not None else "an input of it") + f"; to replay: {replay})")
+        print(f"  its start: {result['slowest_input'][:200]!r}")
         for f in result["failures"]:
             print(f"FAILED: {f['error']}\n  input: {f['input'][:300]!r}")
         if "differential" in result:

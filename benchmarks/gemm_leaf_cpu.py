@@ -6,7 +6,8 @@ The leaf rate comes from the `cannon` application with a 1 x 1 tile grid (`-g 1`
 task_4 on one CPU processor, so it counts Legion's launch, mapping and fence overheads too. The library rate calls
 `scipy_cblas_dgemm` of the same OpenBLAS (the `scipy-openblas32` wheel) through ctypes, single-threaded like the
 leaf, on row-major float64 matrices of the same size. Prints both in GFLOP/s (2 n³ per product), the median of the
-repeats with their spread, and the ratio. The machine is shared and noisy: read the spread.
+repeats with their spread, and the ratio, then what makes them unreliable as `mapperopt run` says it (a noisy
+measurement, too few repeats).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import ctypes
 import json
 import statistics
 import subprocess
+import textwrap
 import time
 
 import numpy as np
 
 from mapperopt import toolchain
-from mapperopt.benchmarks import build_app
+from mapperopt.benchmarks import build_app, protocol
 
 ROW_MAJOR, NO_TRANS = 101, 111  # CBLAS enum values
 
@@ -59,8 +61,15 @@ def library_rate(n: int, iters: int) -> float:
     return 2.0 * n**3 * iters / (time.perf_counter() - start) / 1e9
 
 
+def noise(measured: dict[str, list[float]]) -> list[tuple[str, str]]:
+    """What makes the figures of `measured` (name -> GFLOP/s of each repeat) unreliable, as (title, text), as the
+    commands warn of it (`protocol.noise_warnings`: an interval wider than ±10 %, or too few repeats for one)."""
+    return protocol.noise_warnings({name: (protocol.estimate(values), None) for name, values in measured.items()},
+                                   "a higher --repeats", 0, larger="a larger --iters")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tile", type=int, default=1024, help="tile size n (n x n tiles)")
     parser.add_argument("--iters", type=int, default=5, help="products per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="measurements of each")
@@ -79,7 +88,10 @@ def main() -> None:
     print(f"tile {opts.tile} x {opts.tile}, float64, one core, {opts.iters} products x {opts.repeats} repeats")
     lib_med = show("OpenBLAS scipy_cblas_dgemm", library)
     leaf_med = show("task_4 (cannon -g 1, one CPU)", leaf)
-    print(f"leaf / library: {leaf_med / lib_med:.1%}")
+    warnings = noise({"OpenBLAS scipy_cblas_dgemm": library, "task_4 (cannon -g 1, one CPU)": leaf})
+    print(f"leaf / library: {leaf_med / lib_med:.1%}" + (" (from noisy figures: see below)" if warnings else ""))
+    for title, text in warnings:
+        print(textwrap.fill(f"{title}: {text}", 100, break_long_words=False, break_on_hyphens=False))
 
 
 if __name__ == "__main__":

@@ -294,15 +294,27 @@ def doctor(legion_prefix):
     from rich.table import Table
 
     checks = run_checks(legion_prefix)
+    # The terminal's width, or COLUMNS, as the other commands take it; piped without COLUMNS, wide enough for each
+    # check on a line or two (for grep and logs).
+    console = Console()
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console = Console(width=160)
+    narrow = console.width < 120  # a fourth column would leave each a few words a line: the fix goes under the detail
     table = Table(title="mapperopt doctor")
-    for column in ("check", "status", "detail", "what to do"):
-        table.add_column(column, overflow="fold")
+    for column in ("check", "status", "detail (→ what to do)") if narrow else ("check", "status", "detail",
+                                                                               "what to do"):
+        # narrow: the check's name on two lines rather than the detail on twice as many
+        table.add_column(column, overflow="fold", max_width=20 if narrow and column == "check" else None)
     for c in checks:
         status = ("[green]ok[/]" if c.ok else "[yellow]optional[/]" if not c.required
                   else "[red]FAILED[/]" if c.present else "[red]MISSING[/]")
         # Escaped: rich would take `[llm]` in `pip install 'mapperopt[llm]'` for markup and drop it.
-        table.add_row(escape(c.name), status, escape(c.detail), "" if c.ok else escape(c.fix))
-    Console(width=160).print(table)
+        detail, fix = escape(c.detail), "" if c.ok else escape(c.fix)
+        if narrow:
+            table.add_row(escape(c.name), status, f"{detail}\n[bold]→[/] {fix}" if fix else detail)
+        else:
+            table.add_row(escape(c.name), status, detail, fix)
+    console.print(table)
     missing = [c.name for c in checks if c.required and not c.ok and not c.present]
     failed = [c.name for c in checks if c.required and not c.ok and c.present]
     if missing or failed:

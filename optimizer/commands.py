@@ -1198,6 +1198,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                    "app_options": shlex.join(spec_words(bench)) if isinstance(bench, UserApp) else ""})
     if cores:
         print_whole(console, cores[0], cores[1], "yellow")
+    processors = (settings["cpus"], settings["gpus"],
+                  protocol.utility_processors(load_config(bench).size(settings["size"]).util, settings.get("app_args")))
+    if said := no_placement(processors):  # said at the start too: the summary's Next line comes after minutes
+        print_wrapped(console, f"Note: {said}. {still_tunable(space)}", markup=False)
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
     print_wrapped(console, f"Each mapper: {executions} "
@@ -1271,7 +1275,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
     again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
     # With --new the same command would start yet another run: only --resume continues this one.
-    to_continue = f"To continue: {again}" if new and resume_dir is None else f"The same command continues; or: {again}"
+    lead = "To continue:" if new and resume_dir is None else "The same command continues; or:"
+    to_continue = f"{lead} {again}"
     same = again if new and resume_dir is None else None  # what continues it where the same command would not
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
@@ -1320,10 +1325,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         n = len(TuneStore.open(store.root).records)
         with interrupts.terminal_may_be_gone():
             status.stop()
-            console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next "
-                           "command moves it to final-N/, names it in summary.json under `interrupted`, and measures "
-                           "the comparison again). " if finishing else
-                           f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
+            said = ("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
+                    "moves it to final-N/, names it in summary.json under `interrupted`, and measures the comparison "
+                    "again). " if finishing else f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ")
+            # where the output wraps, the prose is wrapped and the command, whole, gets a line of its own
+            print_wrapped(console, f"{said}{lead}\n{escape(again)}" if wraps(console) else said + to_continue)
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
@@ -1361,12 +1367,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     print_wrapped(console, verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
-        console.print(note, markup=False)
+        print_wrapped(console, note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
-                         processors=(settings["cpus"], settings["gpus"],
-                                     protocol.utility_processors(load_config(bench).size(settings["size"]).util,
-                                                                 settings.get("app_args")))):
+                         processors=processors):
         print_wrapped(console, step, markup=False)
 
 
@@ -1884,18 +1888,37 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                 why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
                                         else "not significant")
                 parts.append(f"{head}, and those two are not shown to differ ({ratio}, {why})")
-    if processors and processors[:2] == (1, 0):  # every task on the one CPU: nothing to place
-        util = processors[2]
-        cores = len(os.sched_getaffinity(0))
-        has = f"this machine gives the run {cores} core{'s' * (cores != 1)}, {util} of them the utility processor's"
-        parts.append("with 1 CPU processor and no GPU every task runs on that one processor, so there is no "
-                     f"placement to tune: {has}" + (f": give --cpus {cores - util}" if cores - util > 1 else
-                                                    ", so no more CPU processors fit here; on a machine with more "
-                                                    "cores, give --cpus N (a core each, besides the utility "
-                                                    f"processor{'s' * (util != 1)}'s)"))
+    if said := no_placement(processors):
+        parts.append(said)
     if not parts:
         return None
     return next_line(parts, "run")
+
+
+def no_placement(processors: tuple[int, int, int] | None) -> str | None:
+    """With 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor counts), that there is
+    no placement to tune and how to give more; else None."""
+    if not processors or processors[:2] != (1, 0):  # every task on the one CPU: nothing to place
+        return None
+    util = processors[2]
+    cores = len(os.sched_getaffinity(0))
+    has = f"this machine gives the run {cores} core{'s' * (cores != 1)}, {util} of them the utility processor's"
+    return ("with 1 CPU processor and no GPU every task runs on that one processor, so there is no placement to "
+            f"tune: {has}" + (f": give --cpus {cores - util}" if cores - util > 1 else
+                              ", so no more CPU processors fit here; on a machine with more cores, give --cpus N (a "
+                              f"core each, besides the utility processor{'s' * (util != 1)}'s)"))
+
+
+def still_tunable(space: Any) -> str:
+    """What the search of `space` can change where there is no placement to tune (`no_placement`): its decisions
+    other than processor kinds and index and single task maps."""
+    groups = {d.group for d in space.decisions}
+    words = [word for group, word in (("memory", "memories"), ("layout", "layouts"), ("limit", "instance limits"),
+                                      ("collect", "memory collection (CollectMemory)")) if group in groups]
+    if not words:
+        return "Nothing else this tune searches changes the run here."
+    listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    return f"This tune can still change the {listed}, not where tasks run."
 
 
 def next_line(parts: list[str], extended: str) -> str:

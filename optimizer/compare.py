@@ -769,7 +769,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
     from mapperopt.optimizer.commands import default_cpus
-    from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
+    from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines
 
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
@@ -783,8 +783,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
-    notices = [f"Skipping {name}: it needs a language-model endpoint; set {CONFIGURE}."
-               for name in opts["optimizers"] if name not in optimizers]
+    notices = [_skipped(name) for name in opts["optimizers"] if name not in optimizers]
     if not optimizers:
         for notice in notices:  # why none is left
             say(notice)
@@ -1836,6 +1835,20 @@ def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str
             f"measured {', '.join(sorted(set(result['runs']) & {r for g in old for r in g['runs']}))} again).")
 
 
+def _skipped(name: str) -> str:
+    """The notice that the model optimizer `name` is skipped for want of an endpoint: how to set one, and where its
+    packages are missing too, those and how to install them (as `tune --optimizer trace` says both)."""
+    from mapperopt.optimizer.llm import CONFIGURE
+
+    try:
+        require_packages([name])
+    except MapperoptError as exc:
+        return (f"Skipping {name}: it needs a language-model endpoint and "
+                f"{exc.message.removeprefix(f'the {name} optimizer needs ')}. Set {CONFIGURE}; and run "
+                f"{(exc.hint or '').split(', or choose another optimizer')[0]}.")
+    return f"Skipping {name}: it needs a language-model endpoint; set {CONFIGURE}."
+
+
 def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str) -> dict | None:
     """The reference and the best programs of `runs` ((optimizer, repeat index); those with `--iters` iterations
     and a best) measured together in `rounds` interleaved rounds in `<folder>/<name>/`; None when none has a best.
@@ -1853,8 +1866,14 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
         raise stop
     mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
     evaluator = _evaluator(ctx, {}, ctx["iterations"])
-    print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {len(mappers) - 1} best program(s) of "
-          f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name})...", flush=True)
+    sharing: dict[str, list[str]] = {}  # runs whose best is the same program: measured once, said so
+    for o in outcomes:
+        sharing.setdefault(_program(o.best), []).append(o.folder.name)
+    shared = "".join(f"; {', '.join(names[:-1])} and {names[-1]} share one" for names in sharing.values()
+                     if len(names) > 1)
+    n = len(mappers) - 1
+    print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {n} best program{'s' * (n != 1)} of "
+          f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name}{shared})...", flush=True)
     load_before = os.getloadavg()[0]
     # checked after each round too: a rebuild while it measures stops it before any score mixes two builds
     after_round = final_round_check(ctx["bench"], ctx.get("build") or {}, folder, folder / name, lambda: 0,

@@ -179,6 +179,24 @@ def test_run_prints_the_checkers_warnings_and_keeps_them_in_the_run_folder(tmp_p
     assert "warning[W305]: IndexTaskMap has no effect on check_circuit" in err, err
 
 
+def test_run_wraps_the_checkers_warnings_where_its_output_wraps(tmp_path, capsys, monkeypatch):
+    """At 80 columns the run's table and feedback were wrapped, but a warning (W330: an AOS layout with an Align,
+    one line of about 700 columns) was not. Its message and hint are wrapped where the output wraps (a terminal, or
+    COLUMNS), the source line and caret kept whole; check.txt keeps each diagnostic line whole."""
+    mapper = tmp_path / "aos.dsl"
+    mapper.write_text("Task * CPU;\nLayout * * * AOS Align==64;\n")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)  # the file named as a user names it: a path is never broken
+    assert main(["run", "circuit", "--mapper", mapper.name, "--once", "--out", "run"]) == 0
+    err = capsys.readouterr().err
+    kept = (tmp_path / "run" / "check.txt").read_text()
+    head = next(line for line in kept.splitlines() if "warning[W330]" in line)
+    assert len(head) > 200, kept  # the premise: a long message, kept whole in the file
+    assert max(len(line) for line in err.splitlines() if " | " not in line) <= 80, err
+    assert " ".join(head.split()) in " ".join(err.split()), err
+    assert "  2 | Layout * * * AOS Align==64;" in err.splitlines(), err
+
+
 def test_run_stopped_by_more_errors_than_shown_says_how_many(tmp_path, capsys, monkeypatch):
     """25 undefined variables stop the run at stage check: the first 20 are printed, and a line counts all 25, as
     `check` says it."""

@@ -75,3 +75,29 @@ def test_comments_before_closing_brackets_and_semicolons(seed, example):
     out = format_program(parse(text, "fuzz.dsl"))
     lone = [line for line in out.splitlines() if re.fullmatch(r"\s*;\s*(#.*|//.*)?", line)]
     assert not lone, out
+
+
+def test_the_fuzz_runs_slowest_input_is_named_and_replays(tmp_path):
+    """`fuzz_dsl.py` printed only the slowest input's CPU time: which input it was could not be told nor replayed
+    (reports/fuzz-dsl.md describes one). It names the chunk and the input's index in it, and prints its start; the
+    chunk's generator gives that input again."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from mapperopt.benchmarks.fuzz_dsl import inputs
+
+    root = Path(__file__).resolve().parents[2]
+    args = [sys.executable, "benchmarks/fuzz_dsl.py", "--inputs", "2040", "--chunks", "2:3", "--seed", "5"]
+    done = subprocess.run([*args, "--json"], cwd=root, capture_output=True, text=True, timeout=300)
+    result = json.loads(done.stdout)
+    assert result["inputs"] == 40 and result["slowest_chunk"] == 2, result  # chunk 2: inputs 2000-2039
+    rng = random.Random(f"5/{result['slowest_chunk']}")
+    replayed = next(text for k, text in enumerate(inputs(rng, EXAMPLES)) if k == result["slowest_index"])
+    assert replayed.startswith(result["slowest_input"]) and result["slowest_input"], result
+    text = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=300).stdout
+    said = re.search(r"slowest input: [\d.]+ s of CPU time \(chunk 2, input (\d+) of it; to replay: (.*)\)\n", text)
+    assert said and said[2] == "python benchmarks/fuzz_dsl.py --seed 5 --inputs 2040 --chunks 2:3", text
+    replayed = next(t for k, t in enumerate(inputs(random.Random("5/2"), EXAMPLES)) if k == int(said[1]))
+    assert f"\n  its start: {replayed[:200]!r}\n" in text, text

@@ -433,6 +433,23 @@ def test_compare_runs_on_every_kind_of_benchmark(bench, tmp_path):
     assert (folder / "compare.png").exists() and (folder / "summary.csv").exists()
 
 
+def test_runs_that_share_their_best_program_are_named_when_it_is_measured(tmp_path, capsys, monkeypatch):
+    """Four runs gave "Measuring the expert mapper and 3 best program(s) of guided-1, opentuner-1, optuna-1,
+    random-1": two of them kept the same program, which only the summary showed later. The line says which runs
+    share one."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # each line whole, as piped (pytest-xdist's workers set COLUMNS)
+    args = ["compare", "circuit", "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "guided,random",
+            "--start", "default", "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2",
+            "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    [group] = json.loads((folder / "final.json").read_text())["groups"]
+    assert len(group["runs"]) == 2 and len(group["measured"]) == 2, group  # the premise: one program for two runs
+    assert ("Measuring the expert mapper and 1 best program of guided-1, random-1 together (2 rounds, final-1; "
+            "guided-1 and random-1 share one)...") in out, out
+
+
 def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch, capsys):
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
@@ -440,6 +457,18 @@ def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch,
     out = capsys.readouterr()
     assert "Skipping trace: it needs a language-model endpoint" in out.out
     assert "no optimizer left to compare" in out.err
+    assert "package" not in out.out, out.out  # the llm extra is installed here
+    # Without the llm extra too, both are named, as `tune --optimizer trace` names them (compare named the endpoint
+    # alone, and a user who set one was then told of the package).
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "opto" else real(name, *a))
+    assert main(["compare", "circuit", "--optimizers", "trace", "--runs-dir", str(tmp_path)]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Skipping trace: it needs a language-model endpoint and the optional package 'trace-opt', which is not "
+            "installed (pip extra 'llm'). Set MAPPEROPT_LLM_BASE_URL or MAPPEROPT_LLM_MODEL") in out, out
+    assert install_extra("llm") in out, out
 
 
 def test_report_only_without_a_comparison_says_its_error_alone(tmp_path, monkeypatch, capsys):

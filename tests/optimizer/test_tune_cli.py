@@ -722,15 +722,25 @@ def test_an_extension_that_dies_before_its_final_comparison_is_not_finished(tmp_
 
 def test_the_hint_of_an_interrupted_final_comparison_keeps_its_rounds(tmp_path, offline, monkeypatch, capsys):
     """The command an interrupted final comparison suggests measures it in the rounds this command asked for (it
-    used to drop --final-rounds, which is no setting of the folder, and so measure in the default 5)."""
+    used to drop --final-rounds, which is no setting of the folder, and so measure in the default 5). The message
+    wraps where the output wraps, the command kept whole."""
     def interrupted(*a, **kw):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(commands, "final_comparison", interrupted)
     runs = tmp_path / "runs"
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: the message on one line, for grep and logs
     assert main(tune_args(runs, "--iters", "1", "--final-rounds", "2")) == 130
-    out = " ".join(capsys.readouterr().out.split())
-    assert f"mapperopt tune circuit --resume {only_run(runs)} --iters 1 --final-rounds 2" in out, out
+    again = f"mapperopt tune circuit --resume {only_run(runs)} --iters 1 --final-rounds 2"
+    piped = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Interrupted in the final"))
+    assert piped.endswith(f"The same command continues; or: {again}"), piped
+    # At 80 columns (it was one line of about 300): the prose wrapped, the command whole on a line of its own.
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(tune_args(runs, "--iters", "1", "--final-rounds", "2")) == 130
+    out = capsys.readouterr().out
+    said = out[out.index("Interrupted in the final"):].splitlines()
+    assert said[-1] == again and all(len(line) <= 80 for line in said[:-1]), out
+    assert " ".join(said) == piped, out
 
 
 def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_baselines(tmp_path, capsys):
@@ -775,6 +785,7 @@ def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, caps
     assert out.count("More processors than cores: ") == 1, out
     assert ("More processors than cores: 2 CPU and 1 utility processor, 3 in all, on the 2 cores this machine gives "
             "the run: they share cores") in out, out
+    assert "no placement to tune" not in out, out  # 2 CPU processors: a placement to tune
 
 
 def test_a_best_that_maps_as_the_default_mapper_is_not_a_gain_over_it(tmp_path, offline, capsys):
@@ -904,3 +915,48 @@ def test_the_readme_says_what_its_command_does_again_after_a_finished_run():
     start = readme.index("Run the same command again")
     said = readme[start:readme.index("## ", start)]  # to the next section
     assert "finished" in said and "starts a new" in said and "--resume DIR --iters N" in said, said
+
+
+def test_a_tune_on_one_cpu_says_at_its_start_that_there_is_no_placement_to_tune(tmp_path, offline, capsys,
+                                                                                monkeypatch):
+    """On a 2-core machine a tune gets 1 CPU processor (the other core is the utility processor's) and no GPU: every
+    task runs on that one processor, which the Next line said only after minutes of tuning. It is said before the
+    first iteration, with what the search can still change there."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # each line whole, as piped (pytest-xdist's workers set COLUMNS)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    args = tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")
+    args[args.index("--cpus") + 1] = "1"
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    start = ("Note: with 1 CPU processor and no GPU every task runs on that one processor, so there is no placement "
+             "to tune: this machine gives the run 2 cores, 1 of them the utility processor's, so no more CPU "
+             "processors fit here; on a machine with more cores, give --cpus N")
+    assert start in out and out.index(start) < out.index("iter 1/1"), out
+    note = next(line for line in out.splitlines() if line.startswith(start))
+    settings = json.loads((only_run(tmp_path / "runs") / "settings.json").read_text())
+    groups = {d.group for d in SearchSpace(settings["app_description"], settings["machine"]).decisions}
+    assert {"layout", "limit", "index_map"} <= groups, groups  # the premise: placement is searched, to no effect
+    assert "This tune can still change the " in note and "layouts" in note and "instance limits" in note, note
+    assert ("memories" in note) == ("memory" in groups) and "not where tasks run" in note, note
+
+
+def test_the_readme_says_that_its_command_on_2_cores_has_no_placement_to_tune():
+    """The README's main command, timed on 2 cores, runs there on 1 CPU processor and no GPU, where tuning cannot
+    change where tasks run; the README did not say so, and `tune` said it only at the end of the run."""
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    start = readme.index("## Install and tune")
+    said = readme[start:readme.index("## ", start + 3)]
+    assert "The tune took 14 minutes on 2 shared cores" in said, said  # the premise: the command's machine
+    assert "On 2 cores a run gets 1 CPU processor" in said and "not where tasks run" in said, said
+    assert "`--cpus N` on a machine with more cores, or with GPUs" in said, said
+
+
+def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, capsys, monkeypatch):
+    """At 80 columns the summary's Verdict and Next paragraphs were wrapped, but the note between them that size ci
+    is the tests' size stayed one line of about 330 columns."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
+    out = capsys.readouterr().out
+    note = out[out.index("Note: size ci is the tests' size"):out.index("Next: ")]
+    assert "Meant for tuning: --size small" in " ".join(note.split()), out
+    assert max(len(line) for line in note.splitlines()) <= 80, out

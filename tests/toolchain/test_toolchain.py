@@ -655,3 +655,25 @@ def test_one_reader_gives_the_defines_of_legions_headers(tmp_path):
     assert toolchain.max_procs_per_node(here) is None
     header.unlink()
     assert toolchain.max_procs_per_node(here) is None
+
+
+def test_doctor_follows_the_terminal_width_and_stays_readable_at_80_columns(monkeypatch):
+    """doctor printed its table 160 columns wide whatever the terminal: at 80 columns every row wrapped into box
+    fragments. It takes the width as the other commands do (the terminal's, or COLUMNS), and at 80 columns each
+    check's fix follows its detail, its words whole."""
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL"):  # the endpoint row: optional, with its fix
+        monkeypatch.delenv(var, raising=False)
+
+    def doctor(columns: str | None) -> list[str]:
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
+        done = subprocess.run([sys.executable, "-m", "mapperopt.cli", "doctor"], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.splitlines()
+
+    narrow = doctor("80")
+    assert max(len(line) for line in narrow) <= 80, "\n".join(narrow)
+    text = " ".join(" ".join(line.strip("│ ") for line in narrow).split())
+    assert "to use a model, set MAPPEROPT_LLM_BASE_URL or MAPPEROPT_LLM_MODEL" in text, "\n".join(narrow)
+    wide = doctor("200")
+    assert 80 < max(len(line) for line in wide) <= 200, "\n".join(wide)
