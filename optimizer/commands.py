@@ -836,6 +836,20 @@ def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str
     return None
 
 
+def _check_endpoint(console: Any, llm: LLMConfig) -> None:
+    """Asks the language-model endpoint `llm` for one token before a new run (`check_endpoint`); when it fails, says
+    that nothing was measured and raises its error."""
+    from mapperopt.optimizer.llm import check_endpoint
+
+    try:
+        with say_status(console, "Checking the language-model endpoint..."):
+            check_endpoint(llm)
+    except MapperoptError:
+        console.print("[yellow]The language-model endpoint failed before the run started:[/] nothing was measured "
+                      "and no folder was made; the same command starts the run once the endpoint answers.")
+        raise
+
+
 def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
     return BenchmarkEvaluator(bench, size=s["size"], cpus=s["cpus"], gpus=s["gpus"], repeats=s["repeats"],
                               max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
@@ -1154,6 +1168,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:
+        if OPTIMIZERS[opts["optimizer"]].needs_model:  # a dead endpoint is found in seconds, before any measurement
+            _check_endpoint(console, llm)
         try:
             from mapperopt.optimizer.compare import Heartbeat
 

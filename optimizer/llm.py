@@ -276,6 +276,34 @@ class ChatModel:
         return {"calls": calls, **totals}
 
 
+PROBE = [{"role": "user", "content": "Say OK."}]  # the one-token question of `ask_one_token`
+
+
+def ask_one_token(model: ChatModel) -> None:
+    """Asks `model` for one token (`mapperopt doctor`'s check, and `tune`'s before a new run): raises as a model
+    call does (`ChatModel.__call__`)."""
+    model(messages=PROBE, max_tokens=1)
+
+
+def check_endpoint(config: LLMConfig) -> None:
+    """Asks the endpoint of `config` for one token, with its timeout, retries and cap, as a tuning iteration would.
+
+    Raises:
+        ModelError: the endpoint failed (see `ChatModel.__call__`).
+        MapperoptError: it answered another HTTP error (e.g. 400: the server takes no such request).
+    """
+    import openai
+
+    model = ChatModel(config)
+    try:
+        ask_one_token(model)
+    except openai.APIStatusError:
+        raise MapperoptError(model.calls[-1]["error"], hint=f"check {ENV['base_url']} (it usually ends in /v1) and "
+                                                             f"{ENV['model']}") from None
+    finally:
+        model.close()
+
+
 def _is_http_url(text: str) -> bool:
     try:
         parts = urllib.parse.urlsplit(text)

@@ -219,7 +219,8 @@ def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offli
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, capsys):
     spread = ["def spread(Task task) {\n    return mcpu[0, task.ipoint[0] % mcpu.size[1]];\n}",
               "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages spread;"]
-    server = llm_server([rewrite("index_task_map_decision", spread),
+    server = llm_server([lambda messages: "OK",  # the endpoint's check before a new run
+                         rewrite("index_task_map_decision", spread),
                          lambda messages: "```json\n{not json at all\n```",
                          ("sleep", 8), ("html", "<html><body>Bad gateway</body></html>")])
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
@@ -255,6 +256,31 @@ def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, c
     assert notes[2].startswith("LLM answer not used: the answer is not JSON")
     assert [r.cached for r in store.records] == [False, False, True]
     assert [(r.llm or {}).get("total_tokens", 0) for r in store.records] == [0, 120, 120]
+
+
+@pytest.mark.parametrize("fault", ["refused", "401"])
+def test_a_new_trace_run_checks_the_endpoint_before_measuring(tmp_path, monkeypatch, llm_server, refused_url, capsys,
+                                                             fault):
+    """A dead or misconfigured endpoint was found only after the build, the baselines and iteration 1 (minutes at a
+    real size): a new run asks it for one token first, as doctor does, and stops before making a folder."""
+    server = llm_server([("status", 401)])
+    url = refused_url if fault == "refused" else server.base_url
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default", "--new")) == 1
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    if fault == "refused":
+        assert f"cannot connect to the model endpoint {url}" in err, err
+    else:
+        assert f"{url} answered HTTP 401" in err and "no key was set" in err and len(server.requests) == 1, err
+    assert "Measuring" not in captured.out and "iter 1" not in captured.out, captured.out
+    assert "nothing was measured" in " ".join(captured.out.split()), captured.out
+    assert not list(runs.glob("circuit/tune-*"))
 
 
 def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatch, capsys):
