@@ -1153,8 +1153,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done "
-                      f"({how}).", markup=False)
+        done = len(store.records)
+        if done > iters:  # the loop adds none; the lines count over what the folder holds
+            console.print(f"Continuing {store.root}: it already holds {done} iterations, more than --iters {iters}: "
+                          f"no iteration is added, and its final comparison covers all {done} ({how}).", markup=False)
+            iters = done
+        else:
+            console.print(f"Continuing {store.root}: {done} of {iters} iteration{'s' * (iters != 1)} done ({how}).",
+                          markup=False)
         if note := unseen_rebuild_note(bench, settings):
             console.print(f"Note: {note}.", markup=False)
         if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)

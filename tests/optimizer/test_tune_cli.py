@@ -696,6 +696,24 @@ def test_extending_a_finished_run_keeps_its_earlier_final_comparison(tmp_path, o
                for m in kept["measured"].values() for d in m["run_dirs"])
 
 
+def test_a_smaller_iters_than_the_folder_holds_is_said_truthfully(tmp_path, offline, capsys, monkeypatch):
+    """The same command with a smaller --iters than its unfinished folder holds (here 3 iterations, its final
+    comparison never measured) printed "3 of 2 iterations done" and "iter 3/2": it says what the folder holds and
+    that the final comparison covers all of it, and counts the lines over the folder's iterations."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "3", "--start", "default")) == 0
+    root = only_run(runs)
+    (root / "summary.json").unlink()  # as a run killed in its final comparison leaves it
+    capsys.readouterr()
+    assert main(tune_args(runs, "--iters", "2", "--start", "default")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Continuing {root}: it already holds 3 iterations, more than --iters 2: no iteration is added, and " \
+           "its final comparison covers all 3" in out, out
+    assert "of 2 iterations done" not in out and "/2 " not in out and "iter 3/3" in out, out
+    assert (root / "summary.json").exists()
+
+
 def test_an_extended_run_records_its_iteration_count(tmp_path, offline, capsys):
     """settings.json kept the first command's --iters after the run was extended (4, with 6 iterations in the
     journal). It records the count the run was extended to, which is no part of what identifies a folder (its
