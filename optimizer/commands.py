@@ -1146,9 +1146,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             require_same_machine(found, settings, *app_machine_now(bench, settings), app=bench, new=afresh)
         store.lock()
         iters = iters or settings["iters"]
-        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
+        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured and len(store.records) < iters:
             raise MapperoptError(f"{found} was tuned with the {settings['optimizer']} optimizer, which needs a "
                                  "language-model endpoint", hint=f"set the endpoint again: {CONFIGURE}")
+        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
+            # no model call is left: the optimizer describes the model that proposed the folder's iterations
+            recorded = settings.get("llm") or {}
+            llm = LLMConfig(base_url=recorded.get("base_url"), model=recorded.get("model"))
         require_packages([settings["optimizer"]])
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \

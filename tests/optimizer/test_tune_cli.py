@@ -258,6 +258,33 @@ def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, c
     assert [(r.llm or {}).get("total_tokens", 0) for r in store.records] == [0, 120, 120]
 
 
+def test_finishing_a_trace_run_with_no_iteration_left_needs_no_endpoint(tmp_path, monkeypatch, llm_server, capsys):
+    """An extension stopped by the model leaves the folder's iterations all done and its final comparison set aside:
+    finishing it calls no model, but an endpoint setting (any, even a dead one) was required. Now none is."""
+    server = llm_server([lambda messages: "OK", rewrite("layout_decision", ["Layout * * * AOS C_order;"])])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default")) == 0
+    root = only_run(runs)
+    server.script[:] = [("status", 500)]
+    assert main(["tune", "--resume", str(root), "--iters", "3"]) == 1
+    assert not (root / "summary.json").exists() and len(TuneStore.open(root).records) == 2
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_RETRIES"):
+        monkeypatch.delenv(var)
+    capsys.readouterr()
+    requests = len(server.requests)
+    assert main(["tune", "--resume", str(root), "--iters", "2"]) == 0, capsys.readouterr().err
+    out = " ".join(capsys.readouterr().out.split())
+    assert (root / "summary.json").exists() and len(server.requests) == requests
+    # the model that proposed its iterations, as recorded, not gpt-4o at OpenAI's API
+    assert f"with trace — OptoPrime with the language model scripted at {server.base_url}" in out, out
+    # with an iteration left to propose, an endpoint is still required
+    assert main(["tune", "--resume", str(root), "--iters", "3"]) == 1
+    assert "which needs a language-model endpoint" in " ".join(capsys.readouterr().err.split())
+
+
 @pytest.mark.parametrize("fault", ["refused", "401"])
 def test_a_new_trace_run_checks_the_endpoint_before_measuring(tmp_path, monkeypatch, llm_server, refused_url, capsys,
                                                              fault):
