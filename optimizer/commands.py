@@ -880,12 +880,35 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
         best += f" ({again})"
     other = recalibrated(r, iterations)
     other = escape(f" [{other}]") if other else ""
-    # a failure that AutoGuide could not categorise (e.g. the executable being replaced): its run's own reason
-    reason = (r.result or {}).get("reason") if not r.ok and r.category == "unknown" else None
+    reason, where = failure_reason(r, root)
     said = reasons.setdefault(reason, r.iter) if reason and reasons is not None else r.iter
     why = "" if not reason else (f" (failed: same reason as iteration {said})" if said != r.iter else
-                                 f" (failed: {escape(reason)})")
+                                 f" (failed: {escape(reason)}{escape(f'; see {where}') if where else ''})")
     return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
+
+
+FAILURE_CHARS = 120  # of a failure's reason in a progress line; its feedback file has it whole
+
+
+def failure_reason(r: IterationRecord, root: Path | None, shown_from: Path | None = None) -> tuple[str, str]:
+    """Why iteration `r` failed, in a progress line: the first line of its feedback's error (or, for a failure
+    that AutoGuide could not categorise, e.g. the executable being replaced, its run's own reason), clipped, and its
+    feedback file in the tuning folder `root` (that of the iteration it was cached from), relative to `shown_from`
+    (`root` when None); ("", "") for an iteration that succeeded."""
+    if r.ok:
+        return "", ""
+    first = (r.feedback_text or "").strip().splitlines()[:1]
+    reason = (r.result or {}).get("reason") if r.category == "unknown" else \
+        first[0].removeprefix("Execution: ") if first else None
+    reason = reason or ""
+    if len(reason) > FAILURE_CHARS:
+        reason = reason[:FAILURE_CHARS - 3].rstrip() + "..."
+    where = ""
+    if root is not None:
+        folder = Path(root) / f"iter-{r.cached_from if r.cached and isinstance(r.cached_from, int) else r.iter:03d}"
+        found = [f for f in (folder / "feedback.txt", folder / "agent_error.txt") if f.is_file()]
+        where = os.path.relpath(found[0], shown_from or root) if found else ""
+    return reason, where
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str], show: bool = True) -> None:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from optimizer_support import hung_up, rewrite
+from optimizer_support import code_names, hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
@@ -283,6 +283,33 @@ def test_finishing_a_trace_run_with_no_iteration_left_needs_no_endpoint(tmp_path
     # with an iteration left to propose, an endpoint is still required
     assert main(["tune", "--resume", str(root), "--iters", "3"]) == 1
     assert "which needs a language-model endpoint" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_failed_iterations_line_says_why_and_where_its_feedback_is(tmp_path, monkeypatch, llm_server, capsys):
+    """A failed iteration's line gave only its category (`failed (parse) ... dsl.syntax`): the error text was in its
+    feedback file alone, which the line did not name. tune's line and compare's (the same records, any optimizer)
+    give the first line of the error, clipped, and the file; a failure said before is named by its iteration."""
+    from mapperopt.optimizer.compare import progress_line
+
+    raises = ("def task_decision(self, tasks):\n    return tasks[999]\n")
+    server = llm_server([lambda messages: "OK", rewrite("task_decision", ["Task calculate_new_currents TPU;"]),
+                         lambda messages: json.dumps({"reasoning": "", "answer": "", "suggestion": {
+                             code_names(messages[-1]["content"])["task_decision"]: raises}}),
+                         rewrite("task_decision", ["Task calculate_new_currents TPU;"])])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--optimizer", "trace", "--start", "default")) == 0
+    out = capsys.readouterr().out
+    root = only_run(tmp_path / "runs")
+    lines = {int(m[1]): m[0] for m in re.finditer(r"^ *iter (\d+)/4 .*$", out, re.M)}
+    assert "unknown processor kind 'TPU'" in lines[2] and "see iter-002/feedback.txt" in lines[2], lines[2]
+    assert "IndexError" in lines[3] and "see iter-003/agent_error.txt" in lines[3], lines[3]
+    assert "same reason as iteration 2" in lines[4] and "TPU" not in lines[4], lines[4]
+    assert all(len(lines[i]) < 400 for i in lines)
+    store = TuneStore.open(root)
+    line = progress_line("trace-1", store.records[1], 4, root=root)
+    assert "unknown processor kind 'TPU'" in line and f"see {root.name}/iter-002/feedback.txt" in line, line
 
 
 @pytest.mark.parametrize("fault", ["refused", "401"])
