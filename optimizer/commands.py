@@ -1077,7 +1077,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     # One tune of a program per runs folder at a time: refused rather than warned, as both would measure on the
     # same cores and decide on disturbed timings (a user who wants both gives this one another --runs-dir).
     held = hold_program_folder(Path(resume_dir).parent if resume_dir is not None else Path(runs_dir) / str(bench),
-                               str(bench))
+                               str(bench), resumed=resume_dir is not None)
     click.get_current_context().call_on_close(held.release)
     found, other_note = resume_dir, None
     if resume_dir is None:
