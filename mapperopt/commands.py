@@ -276,7 +276,8 @@ def llm_check() -> Check:
         return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers")
     except MapperoptError as exc:  # ModelError: its hint says what to fix, here without tune's retries
         return Check("LLM endpoint", False, model.calls[-1]["error"],
-                     fault_hint(exc.__cause__, doctor=True) if exc.__cause__ else exc.hint or "", present=True)
+                     fault_hint(exc.__cause__, doctor=True, config=config) if exc.__cause__ else exc.hint or "",
+                     present=True)
     except openai.APIStatusError:  # e.g. 400: the server takes no such request
         return Check("LLM endpoint", False, model.calls[-1]["error"],
                      f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}", present=True)

@@ -212,7 +212,7 @@ class ChatModel:
         capped = time.monotonic() - self.iteration_started >= self.config.max_model_s
         cap = f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up" if capped else ""
         raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
-                         hint=fault_hint(last, capped)) from last
+                         hint=fault_hint(last, capped, config=self.config)) from last
 
     def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
@@ -329,9 +329,11 @@ def fatal_hint(status: int, config: LLMConfig) -> str:
     return f"the endpoint refused the key{of}: {where} to one it accepts"
 
 
-def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = False) -> str:
-    """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings; `capped`:
-    the iteration's model time ran out; `doctor`: for `mapperopt doctor`, which continues no run and retries nothing."""
+def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = False,
+               config: LLMConfig | None = None) -> str:
+    """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings (`config`);
+    `capped`: the iteration's model time ran out; `doctor`: for `mapperopt doctor`, which continues no run and
+    retries nothing."""
     import openai
 
     if doctor and isinstance(exc, openai.APIStatusError):
@@ -349,6 +351,9 @@ def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = F
     if isinstance(exc, openai.APIStatusError):
         return (f"the server failed (see its log); continue the run when it answers again, or raise "
                 f"{_setting('max_retries')}")
+    if config is not None and not config.base_url:  # OpenAI's API: no URL of the user's to check
+        return (f"check the network connection to the OpenAI API and the model name; for another endpoint, set "
+                f"{ENV['base_url']} (a local server's usually ends in /v1)")
     return f"check the endpoint ({ENV['base_url']} usually ends in /v1), that its server runs, and the model name"
 
 

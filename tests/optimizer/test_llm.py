@@ -582,3 +582,18 @@ def test_the_openai_key_is_used_when_mapperopt_has_none(llm_server, monkeypatch)
     refused = llm_check()
     assert refused.fix.startswith("the endpoint refused the key of OPENAI_API_KEY"), refused.fix
     assert "MAPPEROPT_LLM_API_KEY" in refused.fix
+
+
+def test_the_hint_for_an_unreachable_openai_api_fits_the_settings():
+    """With a model alone (OpenAI's API), "cannot connect" came with a hint to check MAPPEROPT_LLM_BASE_URL, which
+    the user had not set: the hint says what was reached, and names the variable as the way to another endpoint."""
+    import httpx
+    import openai
+    from mapperopt.optimizer.llm import fault_hint
+
+    error = openai.APIConnectionError(request=httpx.Request("POST", "https://api.openai.com/v1"))
+    hint = fault_hint(error, config=LLMConfig(model="gpt-4o"))
+    assert hint.startswith("check the network connection to the OpenAI API"), hint
+    assert "set MAPPEROPT_LLM_BASE_URL" in hint and "check the endpoint (MAPPEROPT_LLM_BASE_URL" not in hint
+    local = fault_hint(error, config=LLMConfig(base_url="http://127.0.0.1:9/v1", model="m"))
+    assert "MAPPEROPT_LLM_BASE_URL usually ends in /v1" in local, local
