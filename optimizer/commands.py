@@ -901,6 +901,8 @@ def failure_reason(r: IterationRecord, root: Path | None, shown_from: Path | Non
     reason = (r.result or {}).get("reason") if r.category == "unknown" else \
         first[0].removeprefix("Execution: ") if first else None
     reason = reason or ""
+    if root is not None:  # the folder's paths (a program's mapper.dsl) relative to it, as the feedback file's
+        reason = reason.replace(f"{shown_from or root}{os.sep}", "")
     if len(reason) > FAILURE_CHARS:
         reason = reason[:FAILURE_CHARS - 3].rstrip() + "..."
     where = ""

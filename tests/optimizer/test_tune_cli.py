@@ -307,6 +307,8 @@ def test_a_failed_iterations_line_says_why_and_where_its_feedback_is(tmp_path, m
     assert "IndexError" in lines[3] and "see iter-003/agent_error.txt" in lines[3], lines[3]
     assert "same reason as iteration 2" in lines[4] and "TPU" not in lines[4], lines[4]
     assert all(len(lines[i]) < 400 for i in lines)
+    # the model's program is located in the file it is kept in, not in `<mapper>`
+    assert f"{root / 'iter-002' / 'mapper.dsl'}:1:" in (root / "iter-002" / "feedback.txt").read_text()
     store = TuneStore.open(root)
     line = progress_line("trace-1", store.records[1], 4, root=root)
     assert "unknown processor kind 'TPU'" in line and f"see {root.name}/iter-002/feedback.txt" in line, line
