@@ -1021,7 +1021,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
 @click.option("--llm-model", default=None, help="Model name [env MAPPEROPT_LLM_MODEL; default gpt-4o].")
 @click.option("--llm-api-key", default=None,
-              help="API key [env MAPPEROPT_LLM_API_KEY, which `ps` does not show]; never stored.")
+              help="API key [env MAPPEROPT_LLM_API_KEY, which `ps` does not show, else OPENAI_API_KEY]; never "
+                   "stored.")
 @click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=click.IntRange(min=0), default=None,
