@@ -278,6 +278,17 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
     return None
 
 
+def _other_endpoint(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> list[tuple[Path, dict]]:
+    """The unfinished tuning folders of `bench` under `runs_dir` that the same command (`request`) made with another
+    language model or endpoint (a local server moved to another port, say), which it does not continue, newest
+    first, each with the model settings it recorded."""
+    if not isinstance(request.get("llm"), dict):
+        return []
+    return [(root, recorded["llm"]) for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
+            if isinstance(recorded.get("llm"), dict) and _searched(recorded) != _searched(request)
+            and _searched({**recorded, "llm": None}) == _searched({**request, "llm": None})]
+
+
 def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iters: int | None) -> Path | None:
     """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
     `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
@@ -1132,6 +1143,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             other_note = (f"Note: {other[0]} holds {_tuning_state(other[0], bench)} with other settings "
                           f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
                           f"{_how_to_continue(other[0], iters, bench)}: {again}")
+        for root, model in _other_endpoint(runs_dir, bench, request, iters):  # said before the endpoint's check
+            console.print(f"Note: {root} holds {_tuning_state(root, bench)} made with another language model or "
+                          f"endpoint (the model {model.get('model')} at {model.get('base_url') or 'the OpenAI API'});"
+                          f" it is left alone. To continue it with this command's: {resume_line(root)}", markup=False)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
@@ -1306,11 +1321,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
 
+    set_aside = None  # (the folder holding the final comparison this command set aside, the iterations it covers)
     if len(store.records) < iters and (store.root / "summary.json").exists():
         # Extended: its final comparison is set aside before any new iteration, so that a summary.json always covers
         # every iteration of its folder (a kill between the last iteration and the new comparison left the old one,
         # and the folder read as finished).
-        _set_aside_final(store.root, lambda text: console.print(text, markup=False))
+        set_aside = (_set_aside_final(store.root, lambda text: console.print(text, markup=False)),
+                     len(store.records))
     finishing = False  # in the final comparison
     # as it was named, or not at all (`--resume DIR` alone)
     program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
@@ -1332,6 +1349,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         rebuilt = rebuilt_iterations(store.root)  # and those that ran while the program was rebuilt
         for r in store.records:
             cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            if (r.note or "").startswith("LLM answer not used"):  # its outcome is the unchanged mapper's, served again
+                cells[1] += " [yellow](the model's answer not used)[/]"
             if protocol.as_time(unit, 1):  # a time metric: the time alone (its throughput beside it wrapped each row)
                 cells[2:4] = [protocol.as_time(unit, v).strip(" ()") if v else "-" for v in
                               (r.throughput, r.best_throughput if _succeeded(r) else None)]
@@ -1377,6 +1396,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         n = len(store.records)
         console.print(f"[yellow]Stopped after {n} iteration{'s' * (n != 1)}: the language model failed (no "
                       f"iteration was used up).[/] {to_continue}")
+        if set_aside and set_aside[1] == n:  # the folder reads as unfinished now: where its summary went
+            console.print(f"The final comparison of these {n} iterations is kept in {set_aside[0]} (its "
+                          f"summary.json); --iters {n} finishes the run without the model, measuring a new one.",
+                          markup=False)
         raise
     finally:
         status.stop()
@@ -1667,11 +1690,11 @@ def _next_final(root: Path) -> int:
     return 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
 
 
-def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
+def _set_aside_final(root: Path, say: Callable[[str], Any]) -> Path:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`). A damaged summary.json is moved as
-    it is, and `say` notes it. A file named final is refused before (`tune`).
+    it is, and `say` notes it. A file named final is refused before (`tune`). Returns the `final-N/` folder.
     """
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
     try:
@@ -1683,7 +1706,7 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
             executions.rename(kept)
         kept.mkdir(exist_ok=True)
         (root / "summary.json").rename(kept / "summary.json")
-        return
+        return kept
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
                          if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
@@ -1692,6 +1715,7 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     kept.mkdir(exist_ok=True)
     write_atomically(kept / "summary.json", json.dumps(summary, indent=2) + "\n")
     (root / "summary.json").unlink()
+    return kept
 
 
 def _label(name: str, own_mapper: str | None) -> str:

@@ -269,8 +269,12 @@ def test_finishing_a_trace_run_with_no_iteration_left_needs_no_endpoint(tmp_path
     assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default")) == 0
     root = only_run(runs)
     server.script[:] = [("status", 500)]
+    capsys.readouterr()
     assert main(["tune", "--resume", str(root), "--iters", "3"]) == 1
     assert not (root / "summary.json").exists() and len(TuneStore.open(root).records) == 2
+    # the stop says where the summary it set aside went, and how to finish without the model
+    assert (f"The final comparison of these 2 iterations is kept in {root / 'final-1'} (its summary.json); --iters 2 "
+            "finishes the run without the model") in " ".join(capsys.readouterr().out.split())
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_RETRIES"):
         monkeypatch.delenv(var)
     capsys.readouterr()
@@ -295,14 +299,20 @@ def test_a_failed_iterations_line_says_why_and_where_its_feedback_is(tmp_path, m
     server = llm_server([lambda messages: "OK", rewrite("task_decision", ["Task calculate_new_currents TPU;"]),
                          lambda messages: json.dumps({"reasoning": "", "answer": "", "suggestion": {
                              code_names(messages[-1]["content"])["task_decision"]: raises}}),
-                         rewrite("task_decision", ["Task calculate_new_currents TPU;"])])
+                         rewrite("task_decision", ["Task calculate_new_currents TPU;"]),
+                         lambda messages: "I would use the GPU."])
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
-    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--optimizer", "trace", "--start", "default")) == 0
+    monkeypatch.setenv("COLUMNS", "250")  # the table's rows on one line each
+    assert main(tune_args(tmp_path / "runs", "--iters", "5", "--optimizer", "trace", "--start", "default")) == 0
     out = capsys.readouterr().out
     root = only_run(tmp_path / "runs")
-    lines = {int(m[1]): m[0] for m in re.finditer(r"^ *iter (\d+)/4 .*$", out, re.M)}
+    lines = {int(m[1]): m[0] for m in re.finditer(r"^ *iter (\d+)/5 .*$", out, re.M)}
+    # the table: an unused answer's row (the unchanged, failing mapper served again) says that the model's answer
+    # was not used, not only the earlier mapper's failure
+    rows = {int(m[1]): m[0] for m in re.finditer(r"^│ (\d+) .*$", out, re.M)}
+    assert "answer not used" in rows[5] and "answer not used" not in rows[4], (rows[4], rows[5])
     assert "unknown processor kind 'TPU'" in lines[2] and "see iter-002/feedback.txt" in lines[2], lines[2]
     assert "IndexError" in lines[3] and "see iter-003/agent_error.txt" in lines[3], lines[3]
     assert "same reason as iteration 2" in lines[4] and "TPU" not in lines[4], lines[4]
@@ -310,8 +320,30 @@ def test_a_failed_iterations_line_says_why_and_where_its_feedback_is(tmp_path, m
     # the model's program is located in the file it is kept in, not in `<mapper>`
     assert f"{root / 'iter-002' / 'mapper.dsl'}:1:" in (root / "iter-002" / "feedback.txt").read_text()
     store = TuneStore.open(root)
-    line = progress_line("trace-1", store.records[1], 4, root=root)
+    line = progress_line("trace-1", store.records[1], 5, root=root)
     assert "unknown processor kind 'TPU'" in line and f"see {root.name}/iter-002/feedback.txt" in line, line
+
+
+def test_an_unfinished_run_with_another_endpoint_is_named(tmp_path, monkeypatch, llm_server, capsys):
+    """The endpoint is part of what finds a folder: after a local server moved to another port, the same command
+    started afresh and named neither the unfinished run of the old endpoint nor how to continue it. It does."""
+    old = llm_server([lambda messages: "OK", ("status", 500)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", old.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    runs = tmp_path / "runs"
+    command = tune_args(runs, "--iters", "3", "--optimizer", "trace", "--start", "default")
+    assert main(command) == 1
+    root = only_run(runs)
+    moved = llm_server([("status", 401)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", moved.base_url)
+    capsys.readouterr()
+    assert main(command) == 1  # the new endpoint refuses the key: nothing is made
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {root} holds an unfinished tuning of circuit made with another language model or endpoint "
+            f"(the model scripted at {old.base_url})") in out, out
+    assert f"mapperopt tune --resume {root} --iters 3" in out, out
+    assert only_run(runs) == root
 
 
 @pytest.mark.parametrize("fault", ["refused", "401"])
