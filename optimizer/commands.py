@@ -1333,7 +1333,15 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
     # --final-rounds is this command's, not the folder's: named, so that the final comparison keeps it
     rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
-    again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
+    # the model options given: a continued run takes the command's model settings (the key, a secret, not repeated)
+    ctx = click.get_current_context()
+    model = [word for p in ctx.command.params if p.name.startswith("llm_") and p.name != "llm_api_key"
+             and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+             and optimizer_spec(settings["optimizer"]).needs_model
+             for word in (p.opts[0], f"{ctx.params[p.name]:g}" if isinstance(ctx.params[p.name], float) else
+                          str(ctx.params[p.name]))]
+    again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds,
+                        *model])
     # With --new the same command would start yet another run: only --resume continues this one.
     to_continue = f"To continue: {again}" if new and resume_dir is None else f"The same command continues; or: {again}"
     same = again if new and resume_dir is None else None  # what continues it where the same command would not

@@ -346,6 +346,23 @@ def test_an_unfinished_run_with_another_endpoint_is_named(tmp_path, monkeypatch,
     assert only_run(runs) == root
 
 
+def test_the_command_that_continues_keeps_the_model_options(tmp_path, monkeypatch, llm_server, capsys):
+    """The stop's command to continue dropped the --llm-* options given: a continued run takes the command's model
+    settings, so without --llm-base-url it had no endpoint. They are kept; the key, a secret, is not repeated."""
+    server = llm_server([lambda messages: "OK", ("status", 500)])
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default", "--new",
+                          "--llm-base-url", server.base_url, "--llm-model", "scripted", "--llm-retries", "0",
+                          "--llm-api-key", "sk-secret")) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    root = only_run(runs)
+    assert (f"To continue: mapperopt tune circuit --resume {root} --iters 2 --final-rounds 2 --llm-base-url "
+            f"{server.base_url} --llm-model scripted --llm-retries 0") in out, out
+    assert "sk-secret" not in out
+
+
 @pytest.mark.parametrize("fault", ["refused", "401"])
 def test_a_new_trace_run_checks_the_endpoint_before_measuring(tmp_path, monkeypatch, llm_server, refused_url, capsys,
                                                              fault):
