@@ -513,6 +513,9 @@ def default_mapper_verdict(cmd: list[str], run_dir: Path, timeout_s: float, env:
     return verdict
 
 
+INLINE = "<mapper>"  # the file name of a mapper given as text, for the compiler
+
+
 def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
     """(name, DSL text or None for Legion's default mapper, file name for diagnostics)."""
     if isinstance(mapper, Path) or (isinstance(mapper, str) and mapper.endswith(".dsl") and "\n" not in mapper
@@ -538,7 +541,7 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
         return "expert", cfg.expert_dsl(), str(cfg.expert_path)
     if not isinstance(mapper, str):
         raise MapperoptError(f"mapper must be 'default', 'expert', a Path or DSL text, not {type(mapper).__name__}")
-    return "inline", mapper, "<mapper>"
+    return "inline", mapper, INLINE
 
 
 def _new_run_dir(app: str, out_dir: str | Path | None) -> tuple[Path, list[Path]]:
@@ -627,25 +630,32 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     from mapperopt.probe import run_probe_json
 
     machine = MachineDescription.from_json(run_probe_json(app, size, extra_args, cpus, gpus, memory))
+    # A program given as text is kept as the run folder's mapper.dsl: its diagnostics name that file. (The compiler
+    # keeps `filename`, which the mapper's generated code cites.)
+    shown = str(run_dir / "mapper.dsl") if filename == INLINE else filename
+
+    def located(exc: Exception) -> str:
+        return str(exc).replace(f"{INLINE}:", f"{shown}:")
+
     try:
         # Checked before the build that describe_app needs, where the committed description is the one the build
         # would print: a mapper `check` refuses costs no build of the application.
-        program = parse(dsl, filename)
+        program = parse(dsl, shown)
         stored = _stored_description(app, size, cpus, gpus, extra_args)
         diagnostics = check(program, stored, machine) if stored is not None else []
         if any(d.is_error for d in diagnostics):
             raise CheckError(diagnostics, dsl)
     except (DslSyntaxError, CheckError) as exc:
         (run_dir / "mapper.dsl").write_text(dsl)
-        return None, "parse" if isinstance(exc, DslSyntaxError) else "check", str(exc).splitlines()[0], str(exc)
+        return None, "parse" if isinstance(exc, DslSyntaxError) else "check", located(exc).splitlines()[0], located(exc)
     app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args, memory=memory))
     (run_dir / "mapper.dsl").write_text(dsl)
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=machine)
     except DslSyntaxError as exc:
-        return None, "parse", str(exc).splitlines()[0], str(exc)
+        return None, "parse", located(exc).splitlines()[0], located(exc)
     except CheckError as exc:
-        return None, "check", str(exc).splitlines()[0], str(exc)
+        return None, "check", located(exc).splitlines()[0], located(exc)
     except BuildError as exc:
         for kept in exc.kept:
             if kept.endswith(".cc"):

@@ -255,7 +255,7 @@ def llm_check() -> Check:
     """The language-model endpoint of the environment, asked for one token (with `tune`'s timeout,
     MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
     would stop at once)."""
-    from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig, fault_hint
+    from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig, ask_one_token, fault_hint
 
     try:
         config = LLMConfig.from_env()
@@ -272,11 +272,12 @@ def llm_check() -> Check:
     model = ChatModel(dataclasses.replace(config, max_retries=0))
     where = str(model.client.base_url).rstrip("/")
     try:
-        model(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
+        ask_one_token(model)
         return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers")
     except MapperoptError as exc:  # ModelError: its hint says what to fix, here without tune's retries
         return Check("LLM endpoint", False, model.calls[-1]["error"],
-                     fault_hint(exc.__cause__, doctor=True) if exc.__cause__ else exc.hint or "", present=True)
+                     fault_hint(exc.__cause__, doctor=True, config=config) if exc.__cause__ else exc.hint or "",
+                     present=True)
     except openai.APIStatusError:  # e.g. 400: the server takes no such request
         return Check("LLM endpoint", False, model.calls[-1]["error"],
                      f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}", present=True)

@@ -278,6 +278,17 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
     return None
 
 
+def _other_endpoint(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> list[tuple[Path, dict]]:
+    """The unfinished tuning folders of `bench` under `runs_dir` that the same command (`request`) made with another
+    language model or endpoint (a local server moved to another port, say), which it does not continue, newest
+    first, each with the model settings it recorded."""
+    if not isinstance(request.get("llm"), dict):
+        return []
+    return [(root, recorded["llm"]) for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
+            if isinstance(recorded.get("llm"), dict) and _searched(recorded) != _searched(request)
+            and _searched({**recorded, "llm": None}) == _searched({**request, "llm": None})]
+
+
 def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iters: int | None) -> Path | None:
     """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
     `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
@@ -841,6 +852,20 @@ def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str
     return None
 
 
+def _check_endpoint(console: Any, llm: LLMConfig) -> None:
+    """Asks the language-model endpoint `llm` for one token before a new run (`check_endpoint`); when it fails, says
+    that nothing was measured and raises its error."""
+    from mapperopt.optimizer.llm import check_endpoint
+
+    try:
+        with say_status(console, "Checking the language-model endpoint..."):
+            check_endpoint(llm)
+    except MapperoptError:
+        console.print("[yellow]The language-model endpoint failed before the run started:[/] nothing was measured "
+                      "and no folder was made; the same command starts the run once the endpoint answers.")
+        raise
+
+
 def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
     return BenchmarkEvaluator(bench, size=s["size"], cpus=s["cpus"], gpus=s["gpus"], repeats=s["repeats"],
                               max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
@@ -871,12 +896,37 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
         best += f" ({again})"
     other = recalibrated(r, iterations)
     other = escape(f" [{other}]") if other else ""
-    # a failure that AutoGuide could not categorise (e.g. the executable being replaced): its run's own reason
-    reason = (r.result or {}).get("reason") if not r.ok and r.category == "unknown" else None
+    reason, where = failure_reason(r, root)
     said = reasons.setdefault(reason, r.iter) if reason and reasons is not None else r.iter
     why = "" if not reason else (f" (failed: same reason as iteration {said})" if said != r.iter else
-                                 f" (failed: {escape(reason)})")
+                                 f" (failed: {escape(reason)}{escape(f'; see {where}') if where else ''})")
     return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip() + why
+
+
+FAILURE_CHARS = 120  # of a failure's reason in a progress line; its feedback file has it whole
+
+
+def failure_reason(r: IterationRecord, root: Path | None, shown_from: Path | None = None) -> tuple[str, str]:
+    """Why iteration `r` failed, in a progress line: the first line of its feedback's error (or, for a failure
+    that AutoGuide could not categorise, e.g. the executable being replaced, its run's own reason), clipped, and its
+    feedback file in the tuning folder `root` (that of the iteration it was cached from), relative to `shown_from`
+    (`root` when None); ("", "") for an iteration that succeeded."""
+    if r.ok:
+        return "", ""
+    first = (r.feedback_text or "").strip().splitlines()[:1]
+    reason = (r.result or {}).get("reason") if r.category == "unknown" else \
+        first[0].removeprefix("Execution: ") if first else None
+    reason = reason or ""
+    if root is not None:  # the folder's paths (a program's mapper.dsl) relative to it, as the feedback file's
+        reason = reason.replace(f"{shown_from or root}{os.sep}", "")
+    if len(reason) > FAILURE_CHARS:
+        reason = reason[:FAILURE_CHARS - 3].rstrip() + "..."
+    where = ""
+    if root is not None:
+        folder = Path(root) / f"iter-{r.cached_from if r.cached and isinstance(r.cached_from, int) else r.iter:03d}"
+        found = [f for f in (folder / "feedback.txt", folder / "agent_error.txt") if f.is_file()]
+        where = os.path.relpath(found[0], shown_from or root) if found else ""
+    return reason, where
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str], show: bool = True) -> None:
@@ -987,7 +1037,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
 @click.option("--llm-model", default=None, help="Model name [env MAPPEROPT_LLM_MODEL; default gpt-4o].")
 @click.option("--llm-api-key", default=None,
-              help="API key [env MAPPEROPT_LLM_API_KEY, which `ps` does not show]; never stored.")
+              help="API key [env MAPPEROPT_LLM_API_KEY, which `ps` does not show, else OPENAI_API_KEY]; never "
+                   "stored.")
 @click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=click.IntRange(min=0), default=None,
@@ -1045,7 +1096,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     # One tune of a program per runs folder at a time: refused rather than warned, as both would measure on the
     # same cores and decide on disturbed timings (a user who wants both gives this one another --runs-dir).
     held = hold_program_folder(Path(resume_dir).parent if resume_dir is not None else Path(runs_dir) / str(bench),
-                               str(bench))
+                               str(bench), resumed=resume_dir is not None)
     click.get_current_context().call_on_close(held.release)
     found, other_note = resume_dir, None
     if resume_dir is None:
@@ -1097,6 +1148,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             other_note = (f"Note: {other[0]} holds {_tuning_state(other[0], bench)} with other settings "
                           f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
                           f"{_how_to_continue(other[0], iters, bench)}: {again}")
+        for root, model in _other_endpoint(runs_dir, bench, request, iters):  # said before the endpoint's check
+            console.print(f"Note: {root} holds {_tuning_state(root, bench)} made with another language model or "
+                          f"endpoint (the model {model.get('model')} at {model.get('base_url') or 'the OpenAI API'});"
+                          f" it is left alone. To continue it with this command's: {resume_line(root)}", markup=False)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
@@ -1137,15 +1192,25 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             require_same_machine(found, settings, *app_machine_now(bench, settings), app=bench, new=afresh)
         store.lock()
         iters = iters or settings["iters"]
-        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
+        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured and len(store.records) < iters:
             raise MapperoptError(f"{found} was tuned with the {settings['optimizer']} optimizer, which needs a "
                                  "language-model endpoint", hint=f"set the endpoint again: {CONFIGURE}")
+        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
+            # no model call is left: the optimizer describes the model that proposed the folder's iterations
+            recorded = settings.get("llm") or {}
+            llm = LLMConfig(base_url=recorded.get("base_url"), model=recorded.get("model"))
         require_packages([settings["optimizer"]])
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done "
-                      f"({how}).", markup=False)
+        done = len(store.records)
+        if done > iters:  # the loop adds none; the lines count over what the folder holds
+            console.print(f"Continuing {store.root}: it already holds {done} iterations, more than --iters {iters}: "
+                          f"no iteration is added, and its final comparison covers all {done} ({how}).", markup=False)
+            iters = done
+        else:
+            console.print(f"Continuing {store.root}: {done} of {iters} iteration{'s' * (iters != 1)} done ({how}).",
+                          markup=False)
         if note := unseen_rebuild_note(bench, settings):
             console.print(f"Note: {note}.", markup=False)
         if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
@@ -1159,6 +1224,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:
+        if OPTIMIZERS[opts["optimizer"]].needs_model:  # a dead endpoint is found in seconds, before any measurement
+            _check_endpoint(console, llm)
         try:
             from mapperopt.optimizer.compare import Heartbeat
 
@@ -1263,17 +1330,27 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
 
+    set_aside = None  # (the folder holding the final comparison this command set aside, the iterations it covers)
     if len(store.records) < iters and (store.root / "summary.json").exists():
         # Extended: its final comparison is set aside before any new iteration, so that a summary.json always covers
         # every iteration of its folder (a kill between the last iteration and the new comparison left the old one,
         # and the folder read as finished).
-        _set_aside_final(store.root, lambda text: console.print(text, markup=False))
+        set_aside = (_set_aside_final(store.root, lambda text: console.print(text, markup=False)),
+                     len(store.records))
     finishing = False  # in the final comparison
     # as it was named, or not at all (`--resume DIR` alone)
     program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
     # --final-rounds is this command's, not the folder's: named, so that the final comparison keeps it
     rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
-    again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
+    # the model options given: a continued run takes the command's model settings (the key, a secret, not repeated)
+    ctx = click.get_current_context()
+    model = [word for p in ctx.command.params if p.name.startswith("llm_") and p.name != "llm_api_key"
+             and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+             and optimizer_spec(settings["optimizer"]).needs_model
+             for word in (p.opts[0], f"{ctx.params[p.name]:g}" if isinstance(ctx.params[p.name], float) else
+                          str(ctx.params[p.name]))]
+    again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds,
+                        *model])
     # With --new the same command would start yet another run: only --resume continues this one.
     lead = "To continue:" if new and resume_dir is None else "The same command continues; or:"
     to_continue = f"{lead} {again}"
@@ -1290,6 +1367,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         rebuilt = rebuilt_iterations(store.root)  # and those that ran while the program was rebuilt
         for r in store.records:
             cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            if (r.note or "").startswith("LLM answer not used"):  # its outcome is the unchanged mapper's, served again
+                cells[1] += " [yellow](the model's answer not used)[/]"
             if protocol.as_time(unit, 1):  # a time metric: the time alone (its throughput beside it wrapped each row)
                 cells[2:4] = [protocol.as_time(unit, v).strip(" ()") if v else "-" for v in
                               (r.throughput, r.best_throughput if _succeeded(r) else None)]
@@ -1336,6 +1415,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         n = len(store.records)
         console.print(f"[yellow]Stopped after {n} iteration{'s' * (n != 1)}: the language model failed (no "
                       f"iteration was used up).[/] {to_continue}")
+        if set_aside and set_aside[1] == n:  # the folder reads as unfinished now: where its summary went
+            console.print(f"The final comparison of these {n} iterations is kept in {set_aside[0]} (its "
+                          f"summary.json); --iters {n} finishes the run without the model, measuring a new one.",
+                          markup=False)
         raise
     finally:
         status.stop()
@@ -1624,11 +1707,11 @@ def _next_final(root: Path) -> int:
     return 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
 
 
-def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
+def _set_aside_final(root: Path, say: Callable[[str], Any]) -> Path:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`). A damaged summary.json is moved as
-    it is, and `say` notes it. A file named final is refused before (`tune`).
+    it is, and `say` notes it. A file named final is refused before (`tune`). Returns the `final-N/` folder.
     """
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
     try:
@@ -1640,7 +1723,7 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
             executions.rename(kept)
         kept.mkdir(exist_ok=True)
         (root / "summary.json").rename(kept / "summary.json")
-        return
+        return kept
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
                          if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
@@ -1649,6 +1732,7 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     kept.mkdir(exist_ok=True)
     write_atomically(kept / "summary.json", json.dumps(summary, indent=2) + "\n")
     (root / "summary.json").unlink()
+    return kept
 
 
 def _label(name: str, own_mapper: str | None) -> str:

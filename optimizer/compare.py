@@ -1455,7 +1455,7 @@ def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | 
     re-measurement that decided whether it became the best (from the run's folder `root`), a figure measured at
     another iteration count than the run's calibrated `iterations`, and its note: what the optimizer changed, or for
     a language model's step what became of the answer, and tokens."""
-    from mapperopt.optimizer.commands import remeasured
+    from mapperopt.optimizer.commands import failure_reason, remeasured
     from mapperopt.optimizer.store import recalibrated
 
     unit = r.unit or ""
@@ -1480,7 +1480,9 @@ def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | 
     # A model's step: whether its answer was used (a wrong answer looks like one that did not help otherwise).
     model = (f"; {r.note}" + (f" ({tokens} tokens)" if tokens else "")) if (r.note or "").startswith("LLM ") else \
         f"  {r.note}" if r.note else ""  # what the optimizer changed, as tune's line says it
-    return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}{model}"
+    reason, where = failure_reason(r, root, Path(root).parent if root else None)
+    why = f" (failed: {reason}{f'; see {where}' if where else ''})" if reason else ""
+    return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}{model}{why}"
 
 
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:

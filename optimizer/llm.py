@@ -8,7 +8,7 @@ configuration. Settings come from options or the environment:
 |---|---|---|---|
 | endpoint | `--llm-base-url` | `MAPPEROPT_LLM_BASE_URL` | the OpenAI API when only a model is given |
 | model | `--llm-model` | `MAPPEROPT_LLM_MODEL` | `gpt-4o` (the paper's) |
-| key | `--llm-api-key` | `MAPPEROPT_LLM_API_KEY` | a placeholder (local servers need none) |
+| key | `--llm-api-key` | `MAPPEROPT_LLM_API_KEY` | `OPENAI_API_KEY`, else a placeholder (local servers need none) |
 | timeout | `--llm-timeout` | `MAPPEROPT_LLM_TIMEOUT` | 120 s per request (its whole wall time) |
 | retries | `--llm-retries` | `MAPPEROPT_LLM_RETRIES` | 3, with exponential back-off from 1 s |
 | model time per iteration | `--llm-cap` | `MAPPEROPT_LLM_CAP` | 300 s (requests and back-off waits) |
@@ -45,11 +45,9 @@ OPTIONS = {"base_url": "llm-base-url", "model": "llm-model", "api_key": "llm-api
 BACKOFF_S = 1.0       # the first wait before a retry; doubled each time...
 MAX_BACKOFF_S = 30.0  # ...up to this
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
-# HTTP errors no retry or later iteration can overcome, and how to fix each.
-FATAL_STATUS = {401: f"the endpoint refused the key: set {ENV['api_key']} (or --llm-api-key) to one it accepts",
-                403: f"the endpoint refused the key: set {ENV['api_key']} (or --llm-api-key) to one it accepts",
-                404: f"set {ENV['model']} (or --llm-model) to a model the endpoint serves, and check "
-                     f"{ENV['base_url']} (it usually ends in /v1)"}
+# HTTP errors no retry or later iteration can overcome (`fatal_hint` says how to fix each).
+FATAL_STATUS = (401, 403, 404)
+OPENAI_KEY = "OPENAI_API_KEY"  # the openai library's own variable: the key when mapperopt's is not set
 DEFAULT_MODEL = "gpt-4o"
 # Either variable configures an endpoint (`LLMConfig.configured`).
 CONFIGURE = f"{ENV['base_url']} or {ENV['model']} (either will do: a model alone means OpenAI's API)"
@@ -63,7 +61,8 @@ class LLMConfig:
     Attributes:
         base_url: the endpoint's base URL (ending in `/v1` for most servers), or None for the OpenAI API.
         model: the model name sent with each request.
-        api_key: the key, or None.
+        api_key: the key, or None (a placeholder is sent: local servers need none).
+        key_from: where the key came from (`--llm-api-key`, `MAPPEROPT_LLM_API_KEY` or `OPENAI_API_KEY`), or None.
         timeout_s: seconds before one request is abandoned.
         max_retries: retries of a request after an endpoint fault (see the module), with exponential back-off.
         max_model_s: seconds of model time (requests and waits) one iteration may use.
@@ -72,6 +71,7 @@ class LLMConfig:
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
+    key_from: str | None = None
     timeout_s: float = 120.0
     max_retries: int = 3
     max_model_s: float = 300.0
@@ -116,9 +116,13 @@ class LLMConfig:
                                  hint=f"{ENV['base_url']} (--{OPTIONS['base_url']}) takes the endpoint's URL, e.g. "
                                       "http://localhost:8000/v1 for a local server; unset, with a model given, "
                                       "it is OpenAI's API")
+        key, key_from = values["api_key"], source["api_key"]
+        if key is None and os.environ.get(OPENAI_KEY):  # as the openai library reads it
+            key, key_from = os.environ[OPENAI_KEY], OPENAI_KEY
         timeout, retries, cap = numbers["timeout_s"], numbers["max_retries"], numbers["max_model_s"]
-        return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
-                   timeout_s=timeout, max_retries=retries, max_model_s=cap)
+        return cls(base_url=values["base_url"], model=values["model"], api_key=key,
+                   key_from=key_from if key is not None else None, timeout_s=timeout, max_retries=retries,
+                   max_model_s=cap)
 
     def public(self) -> dict:
         """The settings without the key, for settings.json."""
@@ -191,7 +195,7 @@ class ChatModel:
                 return self._request(messages, min(self.config.timeout_s, left), kwargs)
             except openai.APIStatusError as exc:
                 if exc.status_code in FATAL_STATUS:
-                    raise ModelError(self.calls[-1]["error"], hint=FATAL_STATUS[exc.status_code]) from None
+                    raise ModelError(self.calls[-1]["error"], hint=fatal_hint(exc.status_code, self.config)) from None
                 if exc.status_code not in RETRIED_STATUS and exc.status_code < 500:
                     raise
                 errors.append(self.calls[-1]["error"])
@@ -208,7 +212,7 @@ class ChatModel:
         capped = time.monotonic() - self.iteration_started >= self.config.max_model_s
         cap = f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up" if capped else ""
         raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
-                         hint=fault_hint(last, capped)) from last
+                         hint=fault_hint(last, capped, config=self.config)) from last
 
     def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
@@ -272,6 +276,34 @@ class ChatModel:
         return {"calls": calls, **totals}
 
 
+PROBE = [{"role": "user", "content": "Say OK."}]  # the one-token question of `ask_one_token`
+
+
+def ask_one_token(model: ChatModel) -> None:
+    """Asks `model` for one token (`mapperopt doctor`'s check, and `tune`'s before a new run): raises as a model
+    call does (`ChatModel.__call__`)."""
+    model(messages=PROBE, max_tokens=1)
+
+
+def check_endpoint(config: LLMConfig) -> None:
+    """Asks the endpoint of `config` for one token, with its timeout, retries and cap, as a tuning iteration would.
+
+    Raises:
+        ModelError: the endpoint failed (see `ChatModel.__call__`).
+        MapperoptError: it answered another HTTP error (e.g. 400: the server takes no such request).
+    """
+    import openai
+
+    model = ChatModel(config)
+    try:
+        ask_one_token(model)
+    except openai.APIStatusError:
+        raise MapperoptError(model.calls[-1]["error"], hint=f"check {ENV['base_url']} (it usually ends in /v1) and "
+                                                             f"{ENV['model']}") from None
+    finally:
+        model.close()
+
+
 def _is_http_url(text: str) -> bool:
     try:
         parts = urllib.parse.urlsplit(text)
@@ -284,9 +316,24 @@ def _setting(name: str) -> str:
     return f"--{OPTIONS[name]} ({ENV[name]})"
 
 
-def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = False) -> str:
-    """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings; `capped`:
-    the iteration's model time ran out; `doctor`: for `mapperopt doctor`, which continues no run and retries nothing."""
+def fatal_hint(status: int, config: LLMConfig) -> str:
+    """How to fix an HTTP error of `FATAL_STATUS` with the settings `config`."""
+    if status == 404:
+        return (f"set {ENV['model']} (or --llm-model) to a model the endpoint serves, and check "
+                + (f"{ENV['base_url']} (it usually ends in /v1)" if config.base_url else
+                   f"that it is an OpenAI model, or set {ENV['base_url']} to the endpoint that serves it"))
+    where = f"set {ENV['api_key']} (or --llm-api-key, or {OPENAI_KEY})"
+    if config.api_key is None:
+        return f"no key was set (a placeholder was sent): {where} to a key the endpoint accepts"
+    of = f" of {config.key_from}" if config.key_from else ""
+    return f"the endpoint refused the key{of}: {where} to one it accepts"
+
+
+def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = False,
+               config: LLMConfig | None = None) -> str:
+    """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings (`config`);
+    `capped`: the iteration's model time ran out; `doctor`: for `mapperopt doctor`, which continues no run and
+    retries nothing."""
     import openai
 
     if doctor and isinstance(exc, openai.APIStatusError):
@@ -304,6 +351,9 @@ def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = F
     if isinstance(exc, openai.APIStatusError):
         return (f"the server failed (see its log); continue the run when it answers again, or raise "
                 f"{_setting('max_retries')}")
+    if config is not None and not config.base_url:  # OpenAI's API: no URL of the user's to check
+        return (f"check the network connection to the OpenAI API and the model name; for another endpoint, set "
+                f"{ENV['base_url']} (a local server's usually ends in /v1)")
     return f"check the endpoint ({ENV['base_url']} usually ends in /v1), that its server runs, and the model name"
 
 

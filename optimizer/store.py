@@ -734,7 +734,7 @@ def kept_app_mapper(settings: dict) -> bool:
     return bool(((settings.get("request") or {}).get("program") or {}).get("keep_app_mapper"))
 
 
-def hold_program_folder(folder: Path, program: str) -> Any:
+def hold_program_folder(folder: Path, program: str, resumed: bool = False) -> Any:
     """Makes this process the only tune or comparison of `program` in `folder` (runs/<program>/) until the returned
     lock is released or the process exits: two of them at once run the program on the same cores, and each one's
     timings disturb the other's. An OS lock through `filelock` (released by the kernel even on SIGKILL), taken
@@ -743,7 +743,8 @@ def hold_program_folder(folder: Path, program: str) -> Any:
     the runs folder and two commands with different build caches (MAPPEROPT_CACHE) see each other.
 
     Raises:
-        MapperoptError: another process holds it: its pid and command named.
+        MapperoptError: another process holds it: its pid and command named; `resumed` (`tune --resume DIR`, whose
+            folder stays in its runs folder): the hint suggests no other --runs-dir.
     """
     import hashlib
 
@@ -754,8 +755,9 @@ def hold_program_folder(folder: Path, program: str) -> Any:
         f"{program} is being tuned or compared in {folder}: {who}; two tunes or comparisons of one program at once "
         "run it on the same cores, so each one's timings disturb the other's and neither one's decisions can be "
         "trusted",
-        hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); to run "
-             "both at the same time anyway, give this one another --runs-dir"), folder=str(folder.resolve()))
+        hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later)" + (
+            "; a continued folder stays in its runs folder, so it cannot be tuned beside the other" if resumed else
+            "; to run both at the same time anyway, give this one another --runs-dir")), folder=str(folder.resolve()))
 
 
 def program_locks() -> Path:

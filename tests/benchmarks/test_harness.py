@@ -492,9 +492,13 @@ def test_impossible_processor_fails_the_run_with_its_reason(tmp_path):
 
 
 def test_syntax_error_fails_at_parse(tmp_path):
+    """A program given as text (a tuner's) is located in the run folder's mapper.dsl, where it is kept, not in
+    `<mapper>`, a name no file has."""
     result = run_benchmark("circuit", "Task * GPU CPU;\n", out_dir=tmp_path)
-    assert not result.ok and result.stage == "parse" and "<mapper>:1:" in result.reason
-    assert result.attempts == ()
+    assert not result.ok and result.stage == "parse" and f"{tmp_path / 'mapper.dsl'}:1:" in result.reason
+    assert result.attempts == () and "<mapper>" not in result.log
+    checked = run_benchmark("circuit", "Task nosuchtask CPU;\n", out_dir=tmp_path / "check")
+    assert checked.stage == "check" and f"{tmp_path / 'check' / 'mapper.dsl'}:1:" in checked.log, checked.log
 
 
 def test_trace_and_profile(tmp_path):

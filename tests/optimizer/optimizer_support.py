@@ -126,12 +126,14 @@ class ScriptedLLMServer:
     Attributes:
         base_url: the endpoint to configure (`http://127.0.0.1:<port>/v1`).
         requests: the JSON bodies received, in order.
+        keys: each request's `Authorization` header (None when it had none), in order.
         hung_up: for each dripped answer the client gave up on, the `time.time()` its connection was found closed.
     """
 
     def __init__(self, script: list):
         self.script = list(script)
         self.requests: list[dict] = []
+        self.keys: list[str | None] = []
         self.hung_up: list[float] = []
         owner = self
 
@@ -142,6 +144,7 @@ class ScriptedLLMServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 owner.requests.append(body)
+                owner.keys.append(self.headers.get("Authorization"))
                 action = owner.script.pop(0) if owner.script else ("status", 500)
                 if isinstance(action, tuple) and action[0] == "sleep":
                     time.sleep(action[1])

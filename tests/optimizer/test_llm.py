@@ -553,3 +553,47 @@ def test_an_agent_error_file_says_what_ended_the_method(tmp_path, llm_server, ci
     assert "ValueError" in raised and "raised an exception" in raised, raised
     for text in (killed, hung, raised):
         assert "so no mapper was compiled or run" in text and "Suggest: " in text, text
+
+
+def test_the_openai_key_is_used_when_mapperopt_has_none(llm_server, monkeypatch):
+    """OPENAI_API_KEY (the openai library's own variable) was ignored: a placeholder key went to every endpoint, and
+    OpenAI's API answered 401 with a hint that the key was refused. MAPPEROPT_LLM_API_KEY wins over it; with neither,
+    the placeholder goes to a keyless local server, and a 401 says that no key was set and where to set one."""
+    from mapperopt.commands import llm_check
+
+    server = llm_server([lambda messages: "OK", lambda messages: "OK", lambda messages: "OK",
+                         ("status", 401), ("status", 401)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    assert llm_check().ok and LLMConfig.from_env().api_key == "sk-openai"
+    monkeypatch.setenv("MAPPEROPT_LLM_API_KEY", "sk-mapperopt")
+    assert llm_check().ok
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert llm_check().ok
+    assert server.keys[:3] == ["Bearer sk-openai", "Bearer sk-mapperopt", "Bearer not-needed"]
+    unset = llm_check()
+    assert not unset.ok and "HTTP 401" in unset.detail
+    assert unset.fix.startswith("no key was set") and "refused" not in unset.fix
+    assert "MAPPEROPT_LLM_API_KEY" in unset.fix and "OPENAI_API_KEY" in unset.fix
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    refused = llm_check()
+    assert refused.fix.startswith("the endpoint refused the key of OPENAI_API_KEY"), refused.fix
+    assert "MAPPEROPT_LLM_API_KEY" in refused.fix
+
+
+def test_the_hint_for_an_unreachable_openai_api_fits_the_settings():
+    """With a model alone (OpenAI's API), "cannot connect" came with a hint to check MAPPEROPT_LLM_BASE_URL, which
+    the user had not set: the hint says what was reached, and names the variable as the way to another endpoint."""
+    import httpx
+    import openai
+    from mapperopt.optimizer.llm import fault_hint
+
+    error = openai.APIConnectionError(request=httpx.Request("POST", "https://api.openai.com/v1"))
+    hint = fault_hint(error, config=LLMConfig(model="gpt-4o"))
+    assert hint.startswith("check the network connection to the OpenAI API"), hint
+    assert "set MAPPEROPT_LLM_BASE_URL" in hint and "check the endpoint (MAPPEROPT_LLM_BASE_URL" not in hint
+    local = fault_hint(error, config=LLMConfig(base_url="http://127.0.0.1:9/v1", model="m"))
+    assert "MAPPEROPT_LLM_BASE_URL usually ends in /v1" in local, local

@@ -47,9 +47,10 @@ def offline(monkeypatch):
 
 
 @pytest.fixture
-def endpoint(monkeypatch, refused_url):
-    """An endpoint configured; nothing listens there (random search never calls it; a model request fails at once)."""
-    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", refused_url)
+def endpoint(monkeypatch, llm_server):
+    """An endpoint configured that answers each request (the check before a new run; random search never calls
+    it)."""
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", llm_server([lambda messages: "OK"] * 4).base_url)
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from optimizer_support import hung_up, rewrite
+from optimizer_support import code_names, hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
@@ -219,7 +219,8 @@ def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offli
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, capsys):
     spread = ["def spread(Task task) {\n    return mcpu[0, task.ipoint[0] % mcpu.size[1]];\n}",
               "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages spread;"]
-    server = llm_server([rewrite("index_task_map_decision", spread),
+    server = llm_server([lambda messages: "OK",  # the endpoint's check before a new run
+                         rewrite("index_task_map_decision", spread),
                          lambda messages: "```json\n{not json at all\n```",
                          ("sleep", 8), ("html", "<html><body>Bad gateway</body></html>")])
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
@@ -255,6 +256,136 @@ def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, c
     assert notes[2].startswith("LLM answer not used: the answer is not JSON")
     assert [r.cached for r in store.records] == [False, False, True]
     assert [(r.llm or {}).get("total_tokens", 0) for r in store.records] == [0, 120, 120]
+
+
+def test_finishing_a_trace_run_with_no_iteration_left_needs_no_endpoint(tmp_path, monkeypatch, llm_server, capsys):
+    """An extension stopped by the model leaves the folder's iterations all done and its final comparison set aside:
+    finishing it calls no model, but an endpoint setting (any, even a dead one) was required. Now none is."""
+    server = llm_server([lambda messages: "OK", rewrite("layout_decision", ["Layout * * * AOS C_order;"])])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default")) == 0
+    root = only_run(runs)
+    server.script[:] = [("status", 500)]
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "3"]) == 1
+    assert not (root / "summary.json").exists() and len(TuneStore.open(root).records) == 2
+    # the stop says where the summary it set aside went, and how to finish without the model
+    assert (f"The final comparison of these 2 iterations is kept in {root / 'final-1'} (its summary.json); --iters 2 "
+            "finishes the run without the model") in " ".join(capsys.readouterr().out.split())
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_RETRIES"):
+        monkeypatch.delenv(var)
+    capsys.readouterr()
+    requests = len(server.requests)
+    assert main(["tune", "--resume", str(root), "--iters", "2"]) == 0, capsys.readouterr().err
+    out = " ".join(capsys.readouterr().out.split())
+    assert (root / "summary.json").exists() and len(server.requests) == requests
+    # the model that proposed its iterations, as recorded, not gpt-4o at OpenAI's API
+    assert f"with trace — OptoPrime with the language model scripted at {server.base_url}" in out, out
+    # with an iteration left to propose, an endpoint is still required
+    assert main(["tune", "--resume", str(root), "--iters", "3"]) == 1
+    assert "which needs a language-model endpoint" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_failed_iterations_line_says_why_and_where_its_feedback_is(tmp_path, monkeypatch, llm_server, capsys):
+    """A failed iteration's line gave only its category (`failed (parse) ... dsl.syntax`): the error text was in its
+    feedback file alone, which the line did not name. tune's line and compare's (the same records, any optimizer)
+    give the first line of the error, clipped, and the file; a failure said before is named by its iteration."""
+    from mapperopt.optimizer.compare import progress_line
+
+    raises = ("def task_decision(self, tasks):\n    return tasks[999]\n")
+    server = llm_server([lambda messages: "OK", rewrite("task_decision", ["Task calculate_new_currents TPU;"]),
+                         lambda messages: json.dumps({"reasoning": "", "answer": "", "suggestion": {
+                             code_names(messages[-1]["content"])["task_decision"]: raises}}),
+                         rewrite("task_decision", ["Task calculate_new_currents TPU;"]),
+                         lambda messages: "I would use the GPU."])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    monkeypatch.setenv("COLUMNS", "250")  # the table's rows on one line each
+    assert main(tune_args(tmp_path / "runs", "--iters", "5", "--optimizer", "trace", "--start", "default")) == 0
+    out = capsys.readouterr().out
+    root = only_run(tmp_path / "runs")
+    lines = {int(m[1]): m[0] for m in re.finditer(r"^ *iter (\d+)/5 .*$", out, re.M)}
+    # the table: an unused answer's row (the unchanged, failing mapper served again) says that the model's answer
+    # was not used, not only the earlier mapper's failure
+    rows = {int(m[1]): m[0] for m in re.finditer(r"^│ (\d+) .*$", out, re.M)}
+    assert "answer not used" in rows[5] and "answer not used" not in rows[4], (rows[4], rows[5])
+    assert "unknown processor kind 'TPU'" in lines[2] and "see iter-002/feedback.txt" in lines[2], lines[2]
+    assert "IndexError" in lines[3] and "see iter-003/agent_error.txt" in lines[3], lines[3]
+    assert "same reason as iteration 2" in lines[4] and "TPU" not in lines[4], lines[4]
+    assert all(len(lines[i]) < 400 for i in lines)
+    # the model's program is located in the file it is kept in, not in `<mapper>`
+    assert f"{root / 'iter-002' / 'mapper.dsl'}:1:" in (root / "iter-002" / "feedback.txt").read_text()
+    store = TuneStore.open(root)
+    line = progress_line("trace-1", store.records[1], 5, root=root)
+    assert "unknown processor kind 'TPU'" in line and f"see {root.name}/iter-002/feedback.txt" in line, line
+
+
+def test_an_unfinished_run_with_another_endpoint_is_named(tmp_path, monkeypatch, llm_server, capsys):
+    """The endpoint is part of what finds a folder: after a local server moved to another port, the same command
+    started afresh and named neither the unfinished run of the old endpoint nor how to continue it. It does."""
+    old = llm_server([lambda messages: "OK", ("status", 500)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", old.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    runs = tmp_path / "runs"
+    command = tune_args(runs, "--iters", "3", "--optimizer", "trace", "--start", "default")
+    assert main(command) == 1
+    root = only_run(runs)
+    moved = llm_server([("status", 401)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", moved.base_url)
+    capsys.readouterr()
+    assert main(command) == 1  # the new endpoint refuses the key: nothing is made
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {root} holds an unfinished tuning of circuit made with another language model or endpoint "
+            f"(the model scripted at {old.base_url})") in out, out
+    assert f"mapperopt tune --resume {root} --iters 3" in out, out
+    assert only_run(runs) == root
+
+
+def test_the_command_that_continues_keeps_the_model_options(tmp_path, monkeypatch, llm_server, capsys):
+    """The stop's command to continue dropped the --llm-* options given: a continued run takes the command's model
+    settings, so without --llm-base-url it had no endpoint. They are kept; the key, a secret, is not repeated."""
+    server = llm_server([lambda messages: "OK", ("status", 500)])
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default", "--new",
+                          "--llm-base-url", server.base_url, "--llm-model", "scripted", "--llm-retries", "0",
+                          "--llm-api-key", "sk-secret")) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    root = only_run(runs)
+    assert (f"To continue: mapperopt tune circuit --resume {root} --iters 2 --final-rounds 2 --llm-base-url "
+            f"{server.base_url} --llm-model scripted --llm-retries 0") in out, out
+    assert "sk-secret" not in out
+
+
+@pytest.mark.parametrize("fault", ["refused", "401"])
+def test_a_new_trace_run_checks_the_endpoint_before_measuring(tmp_path, monkeypatch, llm_server, refused_url, capsys,
+                                                             fault):
+    """A dead or misconfigured endpoint was found only after the build, the baselines and iteration 1 (minutes at a
+    real size): a new run asks it for one token first, as doctor does, and stops before making a folder."""
+    server = llm_server([("status", 401)])
+    url = refused_url if fault == "refused" else server.base_url
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default", "--new")) == 1
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    if fault == "refused":
+        assert f"cannot connect to the model endpoint {url}" in err, err
+    else:
+        assert f"{url} answered HTTP 401" in err and "no key was set" in err and len(server.requests) == 1, err
+    assert "Measuring" not in captured.out and "iter 1" not in captured.out, captured.out
+    assert "nothing was measured" in " ".join(captured.out.split()), captured.out
+    assert not list(runs.glob("circuit/tune-*"))
 
 
 def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatch, capsys):
@@ -668,6 +799,24 @@ def test_extending_a_finished_run_keeps_its_earlier_final_comparison(tmp_path, o
                   if p.is_file() and p.name != "summary.json") == executions
     assert all((root / d).is_dir() and Path(d).parts[0] == "final-1"  # relative to the folder, as every path in it
                for m in kept["measured"].values() for d in m["run_dirs"])
+
+
+def test_a_smaller_iters_than_the_folder_holds_is_said_truthfully(tmp_path, offline, capsys, monkeypatch):
+    """The same command with a smaller --iters than its unfinished folder holds (here 3 iterations, its final
+    comparison never measured) printed "3 of 2 iterations done" and "iter 3/2": it says what the folder holds and
+    that the final comparison covers all of it, and counts the lines over the folder's iterations."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "3", "--start", "default")) == 0
+    root = only_run(runs)
+    (root / "summary.json").unlink()  # as a run killed in its final comparison leaves it
+    capsys.readouterr()
+    assert main(tune_args(runs, "--iters", "2", "--start", "default")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Continuing {root}: it already holds 3 iterations, more than --iters 2: no iteration is added, and " \
+           "its final comparison covers all 3" in out, out
+    assert "of 2 iterations done" not in out and "/2 " not in out and "iter 3/3" in out, out
+    assert (root / "summary.json").exists()
 
 
 def test_an_extended_run_records_its_iteration_count(tmp_path, offline, capsys):

@@ -117,3 +117,23 @@ def test_a_refused_comparison_says_the_refusal_first(tmp_path, foreign_exe, caps
     out, err = capsys.readouterr()
     assert f"foreign is being tuned or compared in {runs / 'foreign'}: process {os.getpid()}" in flat(err), err
     assert "Layouts are not searched" not in out + err and "More processors than cores" not in out + err, out + err
+
+
+def test_the_refusal_of_a_resume_does_not_suggest_another_runs_dir(tmp_path, capsys):
+    """A continued folder stays in its own runs folder: "give this one another --runs-dir" could not help `tune
+    --resume DIR` (which refused it again). Its hint says what can."""
+    runs = tmp_path / "runs"
+    store = TuneStore.create(runs, "circuit", {"optimizer": "guided", "iters": 1, "iterations": None,
+                                              "size": "ci"})
+    store.unlock()
+    held = hold_program_folder(runs / "circuit", "circuit")
+    try:
+        assert main(["tune", "circuit", "--resume", str(store.root), "--runs-dir", str(tmp_path / "other")]) == 1
+        resumed = flat(capsys.readouterr().err)
+        assert main(["tune", "circuit", "--iters", "1", "--runs-dir", str(runs)]) == 1
+        new = flat(capsys.readouterr().err)
+    finally:
+        held.release()
+    assert f"circuit is being tuned or compared in {runs / 'circuit'}" in resumed, resumed
+    assert "--runs-dir" not in resumed and "wait for it to finish" in resumed, resumed
+    assert "give this one another --runs-dir" in new, new
