@@ -308,7 +308,9 @@ def test_a_failed_iterations_line_says_why_and_where_its_feedback_is(tmp_path, m
     assert main(tune_args(tmp_path / "runs", "--iters", "5", "--optimizer", "trace", "--start", "default")) == 0
     out = capsys.readouterr().out
     root = only_run(tmp_path / "runs")
-    lines = {int(m[1]): m[0] for m in re.finditer(r"^ *iter (\d+)/5 .*$", out, re.M)}
+    # a progress line longer than the width goes on in lines indented under its figures: read it whole
+    flat = re.sub(r"\n {4,}(?=\S)", " ", out)
+    lines = {int(m[1]): m[0] for m in re.finditer(r"^ *iter (\d+)/5 .*$", flat, re.M)}
     # the table: an unused answer's row (the unchanged, failing mapper served again) says that the model's answer
     # was not used, not only the earlier mapper's failure
     rows = {int(m[1]): m[0] for m in re.finditer(r"^│ (\d+) .*$", out, re.M)}
