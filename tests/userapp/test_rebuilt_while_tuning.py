@@ -92,6 +92,18 @@ def test_an_iteration_that_failed_with_no_category_says_its_reason_on_its_line(t
     assert line.endswith(f"neighbour of the best, iteration 1 (failed: {reason})"), line
 
 
+def _comparison(tmp_path, foreign_exe, *extra: str):
+    """A copy of the program under tmp_path/build, the runs folder, and the arguments of a small random comparison of
+    it (6 iterations, one execution each) with `extra` at the end."""
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    return exe, runs, ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random",
+                       "--runs", "1", "--iters", "6", "--start", "default", "--repeats", "1", "--max-repeats", "1",
+                       "--final-rounds", "1", "--runs-dir", str(runs), *extra]
+
+
 def test_a_rebuild_during_a_comparison_stops_it_and_the_old_build_continues_it(tmp_path, foreign_exe,
                                                                                offline_optimizer, capsys):
     """`compare --app` did not check the executable while it ran: a rebuild mid-comparison mixed two builds in its
@@ -99,13 +111,7 @@ def test_a_rebuild_during_a_comparison_stops_it_and_the_old_build_continues_it(t
     what it measured is kept, and with the old build back the same command continues it."""
     from mapperopt.cli import main
 
-    exe = tmp_path / "build" / "foreign"
-    exe.parent.mkdir()
-    shutil.copy2(foreign_exe, exe)
-    runs = tmp_path / "runs"
-    args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
-            "--iters", "6", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
-            "--runs-dir", str(runs)]
+    exe, runs, args = _comparison(tmp_path, foreign_exe)
     journal = "*/compare-*/random-1/state.jsonl"
     with tuning(args, runs, stdout=subprocess.PIPE, journal=journal) as proc:
         rebuilt = exe.with_name("foreign.new")
@@ -358,13 +364,7 @@ def test_a_rebuild_during_a_new_comparison_names_the_command_that_continues_it_a
     from mapperopt.cli import main
     from mapperopt.optimizer import store as store_module
 
-    exe = tmp_path / "build" / "foreign"
-    exe.parent.mkdir()
-    shutil.copy2(foreign_exe, exe)
-    runs = tmp_path / "runs"
-    args = ["compare", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--optimizers", "random", "--runs", "1",
-            "--iters", "6", "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
-            "--runs-dir", str(runs), "--new"]
+    exe, runs, args = _comparison(tmp_path, foreign_exe, "--new")
     with tuning(args, runs, stdout=subprocess.PIPE, journal="*/compare-*/random-1/state.jsonl") as proc:
         _rebuild(exe)
         out, err = proc.communicate(timeout=300)
