@@ -2436,10 +2436,10 @@ def format_table(summary: dict) -> str:
 
 def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list[str]:
     """The comparison's last lines (as tune's summary ends): the best mapper found, the best program of the run with
-    the highest score in the final measurement (the table's `best` column; the first such run on a tie), with its
-    file and the `mapperopt run` command that runs it as the comparison did; then a `Next:` line: use it where its
-    score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no run's best worked in
-    the final measurement, or its file is gone."""
+    the highest score in the final measurement, else (none made yet) of the runs' own (the table's `best` column; the
+    first on a tie), with its file and the `mapperopt run` command that runs it as the comparison did; then a `Next:`
+    line: use it where its score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no
+    run's best worked in the final measurement, or its file is gone."""
     rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
     if not rows:
         return []
@@ -2453,9 +2453,11 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     own = summary.get("own_mapper")
     named, keep = keep_reference(summary.get("reference", "expert"), own)
     score = f"{best['normalized']:.2f}"
+    final = bool(summary.get("final_rounds"))  # else a report of the tuning runs' own measurements (--report-only)
+    which = "the highest score in the final measurement" if final else \
+        "the highest of the runs' own scores, no final measurement yet"
     lines = [f"Best mapper: iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run "
-             f"{best['repeat']}), the highest score in the final measurement ({score}, {named}'s = 1): {path}; run "
-             f"it with: {command}"]
+             f"{best['repeat']}), {which} ({score}, {named}'s = 1): {path}; run it with: {command}"]
     interval = (summary.get("score_intervals") or {}).get(best["folder"])
     if interval and interval[1] > 1:
         lines.append(next_line([f"use it ({command}): its score's {100 * protocol.CONFIDENCE:.0f} % interval, "
@@ -2465,7 +2467,9 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
            interval[2] < 1 else
            f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, holds 1" if interval else
-           f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more")
+           f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more"
+           if final else "its score is its run's own measurement; the final measurement, which the command "
+           "without --report-only makes, tells")
     lines.append(next_line([f"{keep.replace('it', named, 1)}: the best mapper found is not shown faster than it: "
                             f"{why}"], "comparison"))
     return lines

@@ -49,3 +49,28 @@ def test_compare_names_the_best_mapper_its_file_and_the_command_that_runs_it(tmp
     assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
     again = capsys.readouterr().out
     assert _lines(again, "Best mapper:") == [line] and _lines(again, "Next:") == [step], again
+
+
+def test_a_report_before_the_final_measurement_does_not_call_its_best_the_final_measurements(tmp_path, capsys,
+                                                                                            monkeypatch):
+    """A report of tuning runs whose final measurement has not run (--report-only of a comparison whose final
+    measurement was never made, as the GPU evaluation's folders are until their `final` units) named its best mapper
+    "the highest score in the final measurement" and asked for more final rounds: it says the scores are the runs'
+    own, and that the final measurement, which the command without --report-only makes, is what tells."""
+    import shutil
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(["compare", "circuit", "--optimizers", "guided", "--iters", "2", "--runs", "1", *FAST,
+                 "--runs-dir", str(runs)]) == 0
+    capsys.readouterr()
+    [folder] = (runs / "circuit").iterdir()
+    for made in ("final-1", "final.json", "summary.json", "summary.csv", "table.md", "runs.csv"):  # as never made
+        shutil.rmtree(folder / made) if (folder / made).is_dir() else (folder / made).unlink()
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = capsys.readouterr().out
+    assert "No final measurement yet" in out, out
+    [line] = _lines(out, "Best mapper:")
+    assert "score in the final measurement" not in line and "the highest of the runs' own scores" in line, line
+    [step] = _lines(out, "Next:")
+    assert "--final-rounds" not in step and "without --report-only" in step, step
