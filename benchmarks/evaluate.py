@@ -1332,16 +1332,17 @@ def _headline(units: dict, plan: dict, results: Path) -> str | None:
             if not n:
                 continue
             provisional |= early
-            over = max(r["best_throughput"] or 0.0 for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])) \
-                / expert if early else sc["best"]
-            if min(sc["best"], over) - 1 > (max(noise, drift) if early else noise):
-                won.append((over, o))
+            runs = [(r["best_throughput"] or 0.0) / expert for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])]
+            over = max(runs) if early else sc["best"]
+            threshold = max(noise, drift) if early else noise
+            if min(sc["best"], over) - 1 > threshold:
+                won.append((over, o, _seeds_beyond(runs, threshold) if early else ""))
         if not won:
             rest.append(f"{b} `{s}`")
             continue
         beside = ("Legion's default mapper fails at this size" if not default else
                   f"Legion's default mapper, measured together with the expert, is {default / expert:.2f}x it there")
-        faster.append(f"{b} `{s}` (" + ", ".join(f"{o} {x:.2f}x" for x, o in sorted(won, reverse=True))
+        faster.append(f"{b} `{s}` (" + ", ".join(f"{o} {x:.2f}x{seeds}" for x, o, seeds in sorted(won, reverse=True))
                       + f"; {beside})")
     if not faster and not rest:
         return None
@@ -1355,7 +1356,21 @@ def _headline(units: dict, plan: dict, results: Path) -> str | None:
                if faster else f"no optimizer's best is shown faster than the expert beyond the noise ({_names(rest)})")
             + (f"; not tuned yet: {_names(unrun)}" if unrun else "")
             + (f"; not tuned, the expert failed: {_names(failed)}" if failed else "")
-            + f". Beyond the noise: {rule}.")
+            + f". Beyond the noise: {rule}."
+            + (" Provisional: each a single execution of a run's best, not yet measured together with the expert (the "
+               "`final` units do)." if faster and provisional else ""))
+
+
+def _seeds_beyond(ratios: list[float], threshold: float) -> str:
+    """In how many of several seeds' runs (`ratios`: each run's best over the expert) the gain is beyond
+    `threshold`, and the others' ratios; "" for one run."""
+    if len(ratios) < 2:
+        return ""
+    others = sorted(x for x in ratios if x - 1 <= threshold)
+    if not others:
+        return f", {min(ratios):.2f}-{max(ratios):.2f}x in {'both' if len(ratios) == 2 else f'all {len(ratios)}'} seeds"
+    return (f" in {len(ratios) - len(others)} of {len(ratios)} seeds, the other{'s' * (len(others) > 1)} "
+            + ", ".join(f"{x:.2f}x" for x in others))
 
 
 def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str | None = None) -> list[str]:
