@@ -265,8 +265,14 @@ def test_finishing_a_trace_run_with_no_iteration_left_needs_no_endpoint(tmp_path
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-only-for-this-test")  # sent to this endpoint: the opening line says so
     runs = tmp_path / "runs"
     assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"the language model scripted at {server.base_url} (key from OPENAI_API_KEY)." in out, out
+    assert "sk-only" not in out
+    monkeypatch.delenv("OPENAI_API_KEY")
     root = only_run(runs)
     server.script[:] = [("status", 500)]
     capsys.readouterr()
