@@ -20,7 +20,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_progress, print_whole,
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
+                                          print_progress, print_whole,
                                           print_wrapped, size_options, status as say_status, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
@@ -1427,11 +1428,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
                    start_up_s=start_up(set_up_results(store.root)), wall=wall,
                    larger=larger_size(bench, settings["size"]))
-    console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
-                                   start_file=None if settings["start"] in ("default", "random") else
-                                   settings["start"],
-                                   command=best_run_command(bench, settings, store.root / "best.dsl")),
-                  markup=False, soft_wrap=True)
+    print_command_last(console, best_mapper_line(
+        summary, store.root / "best.dsl", default_start=settings["start"] == "default",
+        start_file=None if settings["start"] in ("default", "random") else settings["start"],
+        command=best_run_command(bench, settings, store.root / "best.dsl")))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
