@@ -1260,6 +1260,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     print_wrapped(console, f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
                   f"{settings['gpus']} GPU) for {iters} iteration{'s' if iters != 1 else ''} with "
                   f"{escape(opt.describe())}.")
+    if note := tests_size_note(bench, settings["size"]):  # as compare says it: before the minutes, not only after
+        print_wrapped(console, note, markup=False)
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
     cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
                                    "extra_args": settings.get("app_args"),
@@ -1883,8 +1885,8 @@ def verdict(summary: dict, default_start: bool = False) -> str:
 
 
 def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | None:
-    """Said once by tune (in its summary, with the start program's share of the loop from iteration 1's profile in
-    the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size: what its
+    """Said by tune (at its start, and in its summary with the start program's share of the loop from iteration 1's
+    profile in the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size: what its
     configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
     configuration says nothing of its sizes (a user's)."""
     from mapperopt.benchmarks.apps import TESTS_SIZE, size_descriptions
