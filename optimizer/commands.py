@@ -1886,8 +1886,8 @@ def verdict(summary: dict, default_start: bool = False) -> str:
 
 def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | None:
     """Said by tune (at its start, and in its summary with the start program's share of the loop from iteration 1's
-    profile in the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size: what its
-    configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
+    profile in the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size:
+    what its configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
     configuration says nothing of its sizes (a user's)."""
     from mapperopt.benchmarks.apps import TESTS_SIZE, size_descriptions
 
