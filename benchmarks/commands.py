@@ -77,6 +77,13 @@ def print_wrapped(console: Any, text: str, markup: bool = True) -> None:
     console.print(rich_text, soft_wrap=True)
 
 
+def print_command_last(console: Any, text: str) -> None:
+    """Prints `text` (no markup) as `print_wrapped` does; where it ends with `run it with: COMMAND` and the console
+    `wraps`, the prose wrapped and the command, whole, on a line of its own, to paste as one."""
+    prose, said, command = text.rpartition("run it with: ")
+    print_wrapped(console, f"{prose}{said.rstrip()}\n{command}" if said and wraps(console) else text, markup=False)
+
+
 # Where a progress line's figures start ("  iter 3/10  ", "  random #1 iter 3/10: "): its later lines are indented so.
 _PROGRESS_HEAD = re.compile(r"\s*(?:\S+ #\d+ )?iter \d+/\d+:?\s+")
 

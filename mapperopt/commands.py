@@ -273,7 +273,7 @@ def llm_check() -> Check:
     where = str(model.client.base_url).rstrip("/")
     try:
         ask_one_token(model)
-        return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers")
+        return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers ({config.key_note})")
     except MapperoptError as exc:  # ModelError: its hint says what to fix, here without tune's retries
         return Check("LLM endpoint", False, model.calls[-1]["error"],
                      fault_hint(exc.__cause__, doctor=True, config=config) if exc.__cause__ else exc.hint or "",

@@ -439,7 +439,8 @@ class TraceOptimizer(Optimizer):
 
     def describe(self) -> str:
         where = self.config.base_url or "the OpenAI API"
-        return f"trace — OptoPrime with the language model {self.config.model or 'gpt-4o'} at {where}"
+        return (f"trace — OptoPrime with the language model {self.config.model or 'gpt-4o'} at {where} "
+                f"({self.config.key_note})")
 
     def close(self) -> None:
         if isinstance(self.model, ChatModel):  # a stand-in callable (tests) holds no connection

@@ -20,7 +20,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_progress, print_whole,
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
+                                          print_progress, print_whole,
                                           print_wrapped, size_options, status as say_status, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
@@ -1259,6 +1260,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     print_wrapped(console, f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
                   f"{settings['gpus']} GPU) for {iters} iteration{'s' if iters != 1 else ''} with "
                   f"{escape(opt.describe())}.")
+    if note := tests_size_note(bench, settings["size"]):  # as compare says it: before the minutes, not only after
+        print_wrapped(console, note, markup=False)
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
     cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
                                    "extra_args": settings.get("app_args"),
@@ -1427,11 +1430,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
                    start_up_s=start_up(set_up_results(store.root)), wall=wall,
                    larger=larger_size(bench, settings["size"]))
-    console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
-                                   start_file=None if settings["start"] in ("default", "random") else
-                                   settings["start"],
-                                   command=best_run_command(bench, settings, store.root / "best.dsl")),
-                  markup=False, soft_wrap=True)
+    print_command_last(console, best_mapper_line(
+        summary, store.root / "best.dsl", default_start=settings["start"] == "default",
+        start_file=None if settings["start"] in ("default", "random") else settings["start"],
+        command=best_run_command(bench, settings, store.root / "best.dsl")))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1883,9 +1885,9 @@ def verdict(summary: dict, default_start: bool = False) -> str:
 
 
 def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | None:
-    """Said once by tune (in its summary, with the start program's share of the loop from iteration 1's profile in
-    the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size: what its
-    configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
+    """Said by tune (at its start, and in its summary with the start program's share of the loop from iteration 1's
+    profile in the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size:
+    what its configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
     configuration says nothing of its sizes (a user's)."""
     from mapperopt.benchmarks.apps import TESTS_SIZE, size_descriptions
 

@@ -68,8 +68,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_progress, print_wrapped,
-                                           size_options, wrap_whole, wraps)
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
+                                           print_progress, print_wrapped, size_options, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, spec_words,
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
@@ -2841,7 +2841,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
     for line in best_mapper_lines(summary, folder, bench):  # a line with a command stays whole (`wrap_prose`)
-        print_wrapped(console, line, markup=False)
+        print_command_last(console, line)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",

@@ -80,6 +80,11 @@ class LLMConfig:
     def configured(self) -> bool:
         return bool(self.base_url or self.model)
 
+    @property
+    def key_note(self) -> str:
+        """Where the key sent comes from, never the key: OPENAI_API_KEY goes to any endpoint configured."""
+        return f"key from {self.key_from}" if self.key_from else "no key: a placeholder is sent"
+
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:
         """Options given (not None) win over the environment variables of `ENV`.

@@ -120,6 +120,25 @@ def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hin
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
 
 
+def test_a_missing_semicolon_is_suggested_once(tmp_path, capsys, monkeypatch):
+    """The suggestion after a statement without its ';' said it twice in one sentence: "Add ';' after 'SYSMEM'. end
+    the statement with ';': Region * * CPU SYSMEM;"."""
+    monkeypatch.setenv("COLUMNS", "400")  # no folding
+    mapper = tmp_path / "no_semicolon.dsl"
+    mapper.write_text("Task * CPU;\nRegion * * CPU SYSMEM\nLayout * * * SOA F_order;\n")
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^suggestion: Add ';' after 'SYSMEM': Region \* \* CPU SYSMEM;$", out, re.M), out
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert feedback["suggestion"] == "Add ';' after 'SYSMEM': Region * * CPU SYSMEM;", feedback
+    # a statement over two lines, not quoted: the suggestion without it
+    mapper.write_text("Task * CPU;\nRegion * *\n  CPU SYSMEM\nLayout * * * SOA F_order;\n")
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run2")]) == 1
+    feedback = json.loads((tmp_path / "run2" / "feedback.json").read_text())
+    assert feedback["suggestion"] == "Add ';' after 'SYSMEM'", feedback
+
+
 def test_run_stopped_by_a_diagnostic_without_position_is_told_to_add_a_statement(tmp_path, capsys):
     """E223 without a Layout statement (the default's F_order for the GEMMs) is about the whole file, with no
     position: the advice said "rewrite the Layout statement at the position shown"; it says to add the statement."""

@@ -49,6 +49,13 @@ def test_compare_names_the_best_mapper_its_file_and_the_command_that_runs_it(tmp
     assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
     again = capsys.readouterr().out
     assert _lines(again, "Best mapper:") == [line] and _lines(again, "Next:") == [step], again
+    # at 80 columns, the prose is wrapped and the command, whole, gets a line of its own
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    wrapped = capsys.readouterr().out
+    lines = wrapped[wrapped.index("Best mapper:"):wrapped.index("Next:")].splitlines()
+    assert lines[-1] == command and " ".join(lines) == line, wrapped
+    assert all(len(row) <= 80 or str(path) in row for row in lines[:-1]), wrapped
 
 
 def test_a_report_before_the_final_measurement_does_not_call_its_best_the_final_measurements(tmp_path, capsys,

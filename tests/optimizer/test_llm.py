@@ -240,8 +240,12 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    # OPENAI_API_KEY is sent to whatever endpoint is configured: the row says whose key goes out, never the key
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-only-for-this-test")
     check = llm_check()
-    assert check.ok and check.detail == f"{server.base_url}: the model scripted answers"
+    assert check.ok and check.detail == f"{server.base_url}: the model scripted answers (key from OPENAI_API_KEY)"
+    assert "sk-only" not in check.detail + check.fix
+    monkeypatch.delenv("OPENAI_API_KEY")
     assert server.requests[0]["max_tokens"] == 1 and server.requests[0]["model"] == "scripted"
     bad_key, unknown = llm_check(), llm_check()
     assert not bad_key.ok and f"{server.base_url} answered HTTP 401" in bad_key.detail
@@ -257,7 +261,7 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     check = llm_check()
-    assert check.ok and check.detail == f"{server.base_url}: the model scripted answers"
+    assert check.ok and check.detail == f"{server.base_url}: the model scripted answers (no key: a placeholder is sent)"
     assert len(server.requests) == 4
     monkeypatch.delenv("MAPPEROPT_LLM_MODEL")
     check = llm_check()

@@ -265,8 +265,14 @@ def test_finishing_a_trace_run_with_no_iteration_left_needs_no_endpoint(tmp_path
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-only-for-this-test")  # sent to this endpoint: the opening line says so
     runs = tmp_path / "runs"
     assert main(tune_args(runs, "--iters", "2", "--optimizer", "trace", "--start", "default")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"the language model scripted at {server.base_url} (key from OPENAI_API_KEY)." in out, out
+    assert "sk-only" not in out
+    monkeypatch.delenv("OPENAI_API_KEY")
     root = only_run(runs)
     server.script[:] = [("status", 500)]
     capsys.readouterr()
@@ -1104,10 +1110,22 @@ def test_the_readme_says_that_its_command_on_2_cores_has_no_placement_to_tune():
 
 def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, capsys, monkeypatch):
     """At 80 columns the summary's Verdict and Next paragraphs were wrapped, but the note between them that size ci
-    is the tests' size stayed one line of about 330 columns."""
+    is the tests' size stayed one line of about 330 columns. That note came only at the end, after the minutes were
+    spent (compare says it at its start): tune says it before the first iteration too. The `Best mapper:` line, about
+    500 columns with its `run it with:` command in it, is wrapped there, the command whole on a line of its own."""
     monkeypatch.setenv("COLUMNS", "80")
     assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
     out = capsys.readouterr().out
-    note = out[out.index("Note: size ci is the tests' size"):out.index("Next: ")]
+    early = out.index("Note: size ci is the tests' size")
+    assert early < out.index("iter 1/1"), out
+    said = " ".join(out[early:out.index("Meant for tuning")].split())
+    assert said.endswith("where a mapper can change little."), out  # no profile yet: compare's words
+    note = out[out.index("Note: size ci is the tests' size", early + 1):out.index("Next: ")]
     assert "Meant for tuning: --size small" in " ".join(note.split()), out
     assert max(len(line) for line in note.splitlines()) <= 80, out
+    root = only_run(tmp_path / "runs")
+    lines = out[out.index("Best mapper"):].splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("mapperopt run circuit "))
+    assert lines[at].endswith(f" --mapper {root / 'best.dsl'}"), out
+    assert lines[at - 1].endswith("run it with:") and lines[at + 1] == (root / "best.dsl").read_text().splitlines()[0]
+    assert all(len(line) <= 80 or str(root) in line for line in lines[:at]), out

@@ -12,6 +12,7 @@ from mapperopt.cli import main
 
 def test_compare_of_an_own_program_gives_the_run_command_of_its_best_mapper(timed_exe, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)  # the Best mapper line whole, as piped
     app = ["--app", str(timed_exe), "--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
     assert main(["compare", *app, "--optimizers", "random", "--runs", "1", "--iters", "2", "--repeats", "1",
                  "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs", "--", "-reps", "2"]) == 0

@@ -1046,6 +1046,7 @@ def test_tunes_best_mapper_line_gives_the_command_that_runs_best_dsl(foreign_exe
     from mapperopt.optimizer.commands import run_command
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)  # the Best mapper line whole, as piped
     app_file(tmp_path, foreign_exe)
     assert main(["tune", "--app", "mapperopt.yaml", "--timeout", "50", "--iters", "1", "--baseline", "default",
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"]) == 0
