@@ -844,6 +844,15 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                                   keeps if opts.get("tune", True) else lacks)
     if not opts.get("tune", True) and opts.get("keep_reports") and not folder.exists() and not opts.get("folder"):
         folder = compare_folder(opts["runs_dir"], str(bench), asked, False)  # none holds them: the newest says why
+    if opts.get("tune", True) and not folder.exists() and any(OPTIMIZERS[o].needs_model for o in optimizers):
+        from mapperopt.optimizer.llm import check_endpoint
+
+        try:  # a dead endpoint is found in seconds, not after the build, the expert and the other runs
+            check_endpoint(llm)
+        except MapperoptError:
+            say("The language-model endpoint failed before the comparison started: nothing was measured and no "
+                "folder was made; the same command starts it once the endpoint answers.")
+            raise
     other = next((f for f, v in passed.items() if v), None)
     if other and not folder.exists():
         reported, made = passed[other]

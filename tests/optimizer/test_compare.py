@@ -471,6 +471,24 @@ def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch,
     assert install_extra("llm") in out, out
 
 
+def test_a_new_comparison_with_a_model_optimizer_checks_the_endpoint_before_measuring(tmp_path, monkeypatch,
+                                                                                      refused_url, capsys):
+    """A dead endpoint was found by compare only when the trace run reached its first proposal, after the build and
+    the expert's measurement and whatever other runs came first: as tune, a new comparison asks it for one token
+    first and stops before making a folder."""
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", refused_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
+    runs = tmp_path / "runs"
+    assert main(["compare", "circuit", "--optimizers", "random,trace", "--iters", "2", "--runs", "1",
+                 "--runs-dir", str(runs)]) == 1
+    captured = capsys.readouterr()
+    assert f"cannot connect to the model endpoint {refused_url}" in " ".join(captured.err.split()), captured.err
+    out = " ".join(captured.out.split())
+    assert "Measuring" not in out and "iter 1" not in out and "nothing was measured" in out, out
+    assert not list(runs.glob("circuit/compare-*"))
+
+
 def test_report_only_without_a_comparison_says_its_error_alone(tmp_path, monkeypatch, capsys):
     # Nothing will run, so the notice that a model optimizer is skipped would only precede the error.
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
