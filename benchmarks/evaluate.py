@@ -1307,8 +1307,10 @@ def _expert_text(b: str) -> str:
 
 
 def _names(items: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+    """"a", "a and b", "a, b and c" (`joined_names`, imported when first needed, as the other mapperopt modules)."""
+    from mapperopt.optimizer.store import joined_names
+
+    return joined_names(items)
 
 
 def _headline(units: dict, plan: dict, results: Path) -> str | None:

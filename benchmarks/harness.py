@@ -634,8 +634,9 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     # keeps `filename`, which the mapper's generated code cites.)
     shown = str(run_dir / "mapper.dsl") if filename == INLINE else filename
 
-    def located(exc: Exception) -> str:
-        return str(exc).replace(f"{INLINE}:", f"{shown}:")
+    def located(exc: Exception) -> tuple[str, str]:  # the diagnostic's first line, and the whole
+        whole = str(exc).replace(f"{INLINE}:", f"{shown}:")
+        return whole.splitlines()[0], whole
 
     try:
         # Checked before the build that describe_app needs, where the committed description is the one the build
@@ -647,15 +648,15 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
             raise CheckError(diagnostics, dsl)
     except (DslSyntaxError, CheckError) as exc:
         (run_dir / "mapper.dsl").write_text(dsl)
-        return None, "parse" if isinstance(exc, DslSyntaxError) else "check", located(exc).splitlines()[0], located(exc)
+        return None, "parse" if isinstance(exc, DslSyntaxError) else "check", *located(exc)
     app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args, memory=memory))
     (run_dir / "mapper.dsl").write_text(dsl)
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=machine)
     except DslSyntaxError as exc:
-        return None, "parse", located(exc).splitlines()[0], located(exc)
+        return None, "parse", *located(exc)
     except CheckError as exc:
-        return None, "check", located(exc).splitlines()[0], located(exc)
+        return None, "check", *located(exc)
     except BuildError as exc:
         for kept in exc.kept:
             if kept.endswith(".cc"):

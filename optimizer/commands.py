@@ -33,8 +33,9 @@ from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, hold_program_folder,
-                                      kept_app_mapper, own_mapper_of, readable_result, rebuilt_iterations,
-                                      recalibrated, reference_name, relative_run_dirs, set_up_results)
+                                      joined_names, kept_app_mapper, own_mapper_of, readable_result,
+                                      rebuilt_iterations, recalibrated, reference_name, relative_run_dirs,
+                                      set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -853,17 +854,16 @@ def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str
     return None
 
 
-def _check_endpoint(console: Any, llm: LLMConfig) -> None:
-    """Asks the language-model endpoint `llm` for one token before a new run (`check_endpoint`); when it fails, says
-    that nothing was measured and raises its error."""
+def check_endpoint_first(llm: LLMConfig, say: Callable[[str], Any], what: str) -> None:
+    """Asks the language-model endpoint `llm` for one token before a new `what` (a run, a comparison) measures
+    anything (`check_endpoint`); when it fails, `say`s that nothing was measured and raises its error."""
     from mapperopt.optimizer.llm import check_endpoint
 
     try:
-        with say_status(console, "Checking the language-model endpoint..."):
-            check_endpoint(llm)
+        check_endpoint(llm)
     except MapperoptError:
-        console.print("[yellow]The language-model endpoint failed before the run started:[/] nothing was measured "
-                      "and no folder was made; the same command starts the run once the endpoint answers.")
+        say(f"The language-model endpoint failed before the {what} started: nothing was measured and no folder was "
+            "made; the same command starts it once the endpoint answers.")
         raise
 
 
@@ -1226,7 +1226,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"Note: {note}.", markup=False)
     else:
         if OPTIMIZERS[opts["optimizer"]].needs_model:  # a dead endpoint is found in seconds, before any measurement
-            _check_endpoint(console, llm)
+            with say_status(console, "Checking the language-model endpoint..."):
+                check_endpoint_first(llm, lambda text: console.print(text, markup=False), "run")
         try:
             from mapperopt.optimizer.compare import Heartbeat
 
@@ -2003,8 +2004,7 @@ def still_tunable(space: Any) -> str:
                                       ("collect", "memory collection (CollectMemory)")) if group in groups]
     if not words:
         return "Nothing else this tune searches changes the run here."
-    listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
-    return f"This tune can still change the {listed}, not where tasks run."
+    return f"This tune can still change the {joined_names(words)}, not where tasks run."
 
 
 def next_line(parts: list[str], extended: str) -> str:

@@ -79,14 +79,14 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
-                                          changed_build, check_options, check_start_file, continued_by,
-                                          final_round_check, keep_reference, memory_now, next_line, option_words,
-                                          print_new_notes, require_known_size, require_same_build,
+                                          changed_build, check_endpoint_first, check_options, check_start_file,
+                                          continued_by, final_round_check, keep_reference, memory_now, next_line,
+                                          option_words, print_new_notes, require_known_size, require_same_build,
                                           require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
-                                       measured_values, rebuilt_iterations, reference_name, relative_run_dirs,
-                                       require_machine)
+                                       joined_names, measured_values, rebuilt_iterations, reference_name,
+                                       relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -845,14 +845,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if not opts.get("tune", True) and opts.get("keep_reports") and not folder.exists() and not opts.get("folder"):
         folder = compare_folder(opts["runs_dir"], str(bench), asked, False)  # none holds them: the newest says why
     if opts.get("tune", True) and not folder.exists() and any(OPTIMIZERS[o].needs_model for o in optimizers):
-        from mapperopt.optimizer.llm import check_endpoint
-
-        try:  # a dead endpoint is found in seconds, not after the build, the expert and the other runs
-            check_endpoint(llm)
-        except MapperoptError:
-            say("The language-model endpoint failed before the comparison started: nothing was measured and no "
-                "folder was made; the same command starts it once the endpoint answers.")
-            raise
+        check_endpoint_first(llm, say, "comparison")  # found in seconds, not after the build, expert and other runs
     other = next((f for f, v in passed.items() if v), None)
     if other and not folder.exists():
         reported, made = passed[other]
@@ -1880,8 +1873,7 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     sharing: dict[str, list[str]] = {}  # runs whose best is the same program: measured once, said so
     for o in outcomes:
         sharing.setdefault(_program(o.best), []).append(o.folder.name)
-    shared = "".join(f"; {', '.join(names[:-1])} and {names[-1]} share one" for names in sharing.values()
-                     if len(names) > 1)
+    shared = "".join(f"; {joined_names(names)} share one" for names in sharing.values() if len(names) > 1)
     n = len(mappers) - 1
     print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {n} best program{'s' * (n != 1)} of "
           f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name}{shared})...", flush=True)

@@ -436,8 +436,8 @@ def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
         return
     theirs = next((b for b in benchmarks if set(tasks(load_config(b).stored_description())) == set(listed)), None)
     raise MapperoptError(f"{path} is damaged: its field 'app' is {settings['app']!r}, but its field "
-                         f"'app_description.tasks' names the tasks {_listed(listed)}, and {settings['app']}'s are "
-                         f"{_listed(own)}",
+                         f"'app_description.tasks' names the tasks {joined_names(listed)}, and {settings['app']}'s are "
+                         f"{joined_names(own)}",
                          hint=(f"the tasks are {theirs}'s: if its iterations are too (their programs name these "
                                f"tasks), set 'app', 'request.bench' and 'app_description.app' to \"{theirs}\"; or "
                                if theirs else "") + damaged)
@@ -649,11 +649,11 @@ def _after(root: Path, i: int) -> list[str]:
                      if p.name[5:].isdigit() and int(p.name[5:]) >= i and p.is_dir())
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if i == 1 and (root / name).exists()]
-    return ([f"the folder{'s' * (len(folders) > 1)} {_listed(folders)}"] if folders else []) + (
-        [_listed(outputs)] if outputs else [])
+    return ([f"the folder{'s' * (len(folders) > 1)} {joined_names(folders)}"] if folders else []) + (
+        [joined_names(outputs)] if outputs else [])
 
 
-def _listed(names: list[str]) -> str:
+def joined_names(names: list[str]) -> str:
     """'a', 'a and b', 'a, b and c'."""
     return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
