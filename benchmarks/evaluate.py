@@ -1451,6 +1451,9 @@ def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str
 
 
 SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the Headline below names them all)
+# the optimizers as the page's first lines name them: the field's names, and what guided is where first named
+SHORT_NAMES = {"opentuner": "OpenTuner", "optuna": "Optuna", "random": "random search"}
+GUIDED_IS = "guided (mapperopt's own rule-based search)"
 
 
 def _gains(rows: list[dict], key: str) -> str:
@@ -1470,7 +1473,8 @@ def _gains(rows: list[dict], key: str) -> str:
     shown = found[:SHORT_ENTRIES]
     by = {o: [f"{x:.2f}x on {where}" for x, p, where in shown if p == o] for _, o, _ in shown}
     more = len(found) - len(shown)
-    return "; ".join(f"{o} " + ", ".join(e) for o, e in by.items()) + (f"; {more} more below" if more else "")
+    return ("; ".join(f"{SHORT_NAMES.get(o, o)} " + ", ".join(e) for o, e in by.items())
+            + (f"; {more} more below" if more else ""))
 
 
 def in_short(units: dict, plan: dict, results: Path) -> list[str]:
@@ -1485,7 +1489,8 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
              f"- **Progress**: {len(progress['done'])} of {len(progress['todo'])} planned jobs done: "
              + ("all reference measurements" if refs == refs_all else f"reference measurements {refs} of {refs_all}")
              + f", tuning runs {runs} of {runs_all} ({progress['seeds']} of {plan['seeds']} seeds)"
-             + (f", {plan['long_iters']}-iteration {LONG_RUN[0]} runs {long} of {long_all}" if long_all else "")
+             + (f", {plan['long_iters']}-iteration {SHORT_NAMES.get(LONG_RUN[0], LONG_RUN[0])} runs {long} of "
+                f"{long_all}" if long_all else "")
              + f", final re-measurements {finals} of {finals_all}."]
     tuned = [r for r in rows if r["state"] == "tuned"]
     if tuned:
@@ -1496,7 +1501,7 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
             won = {o: x["over_default"] for o, x in r["optimizers"].items() if x["won"] and x["over_default"]}
             if won and not any(x["beat_default"] for x in r["optimizers"].values()):
                 o = max(won, key=won.get)
-                level.append(f"{r['bench']}{_size_words(r['size'])} ({o} {won[o]:.2f}x)")
+                level.append(f"{r['bench']}{_size_words(r['size'])} ({SHORT_NAMES.get(o, o)} {won[o]:.2f}x)")
         fails = [(r["bench"], r["size"]) for r in rows if r["default"] is None and r["expert"]]
         lines.append("- **Against Legion's default mapper**: "
                      + (_gains(tuned, "beat_default") or "faster nowhere beyond noise")
@@ -1525,6 +1530,9 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
                           others and f"{_names(others)} did not run") if t]
     if caveat:
         lines.append("- **Caveat**: " + "; ".join(caveat) + ".")
+    first = next((i for i, line in enumerate(lines) if re.search(r"\bguided\b", line)), None)
+    if first is not None:
+        lines[first] = re.sub(r"\bguided\b", GUIDED_IS, lines[first], count=1)
     return [*lines, ""]
 
 

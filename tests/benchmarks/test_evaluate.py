@@ -1395,8 +1395,9 @@ def test_the_protocol_names_what_the_command_line_can_and_cannot_ask_for(tmp_pat
 
 
 def _in_short(text: str) -> dict[str, str]:
-    """The page's opening summary, {bold label: its line}."""
+    """The page's opening summary, {bold label: its line}, where guided is said once what it is."""
     top = text[text.index("## In short"):text.index("## What ran and what it shows")]
+    assert top.count(evaluate.GUIDED_IS) == ("guided" in top), top
     return {m[1]: m[0] for m in re.finditer(r"^- \*\*([^*]+)\*\*.*$", top, re.M)}
 
 
@@ -1423,8 +1424,8 @@ def test_the_page_opens_with_a_few_short_lines_whose_figures_are_the_tables(tmp_
     best = units["tune-stencil-ci-guided-i10-s0"]["best_throughput"]
     row = next(line for line in text.splitlines() if line.startswith("| stencil | `ci` |"))
     assert row.split(" | ")[5] == f"{best / expert:.2f}", row
-    assert f"guided {best / expert:.2f}x on stencil `ci`" in short["Faster than the expert mapper"], short
-    assert "random" not in short["Faster than the expert mapper"], short
+    assert f"{evaluate.GUIDED_IS} {best / expert:.2f}x on stencil `ci`" in short["Faster than the expert mapper"], short
+    assert "random search" not in short["Faster than the expert mapper"], short
     # and against Legion's default mapper, over its execution in the same reference unit
     assert f"guided {best / default:.2f}x on stencil `ci`" in short["Against Legion's default mapper"], short
     assert "No gain beyond noise" not in short, short
@@ -1437,7 +1438,8 @@ def test_the_page_opens_with_a_few_short_lines_whose_figures_are_the_tables(tmp_
     assert 3 <= len(short) <= 5 and all(len(line.split()) <= 32 for line in short.values()), short
     assert "nowhere" in short["Faster than the expert mapper"], short
     assert "stencil `ci`" in short["No gain beyond noise"], short
-    assert f"guided {108.0 / default:.2f}x on stencil `ci`" in short["Against Legion's default mapper"], short
+    assert f"{evaluate.GUIDED_IS} {108.0 / default:.2f}x on stencil `ci`" in short["Against Legion's default mapper"], \
+        short
     assert "10.0 %" in short["Caveat"], short
 
 
@@ -1458,11 +1460,13 @@ def test_the_pages_short_lines_read_the_summary_tables_figures(tmp_path, card):
             for c in [[x.strip() for x in line.split("|")]] if len(c) == 12 and c[2].startswith("`")}
     sizes = {"": "gpu", " (tight memory)": "tight"}
 
+    names = {"guided": "guided", "OpenTuner": "opentuner", "Optuna": "optuna", "random search": "random"}
+
     def gains(line: str):
-        for o, figures in re.findall(r"(\w+) ((?:\d+\.\d\dx on \w+(?: \(tight memory\))?(?: \(\d of \d seeds\))?"
-                                     r"(?:, )?)+)", line):
+        for o, figures in re.findall(r"(guided|OpenTuner|Optuna|random search)(?: \([^)]*\))? ((?:\d+\.\d\dx on \w+"
+                                     r"(?: \(tight memory\))?(?: \(\d of \d seeds\))?(?:, )?)+)", line):
             for x, b, s in re.findall(r"(\d+\.\d\d)x on (\w+)( \(tight memory\))?", figures):
-                yield o, float(x), rows[b, sizes[s]]
+                yield names[o], float(x), rows[b, sizes[s]]
     def over_expert(o: str, row: list[str]) -> float:
         """The Summary's best of `o` over the reference unit's expert: in brackets where the other figure leads."""
         cell = row[6] if o == "guided" else row[7]
