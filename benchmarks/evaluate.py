@@ -2009,10 +2009,10 @@ def tuning_doc_link(results: Path, out: Path) -> str | None:
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
-    limits table), "paper" (the last item of the list at the top: the paper's claims against what was measured), per
-    benchmark (or "<bench>-<size>") why its best mapper is faster, "history" (what changed
-    while the evaluation ran: its own section, after the results) and "log" (the device calls, under "How it was
-    run"), each printed as written (blank lines between its paragraphs);
+    limits table), "paper" (the last item of "What ran and what it shows", under the page's first lines: the paper's
+    claims against what was measured), per benchmark (or "<bench>-<size>") why its best mapper is faster, "history"
+    (what changed while the evaluation ran: its own section, after the results) and "log" (the device calls, under
+    "How it was run"), each printed as written (blank lines between its paragraphs);
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
