@@ -1450,7 +1450,7 @@ def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str
     return "; ".join(groups)
 
 
-SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the Headline below names them all)
+SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the details below give them all)
 # the optimizers as the page's first lines name them: the field's names, and what guided is where first named
 SHORT_NAMES = {"opentuner": "OpenTuner", "optuna": "Optuna", "random": "random search"}
 GUIDED_IS = "guided (mapperopt's own rule-based search)"
