@@ -1313,23 +1313,28 @@ def _names(items: list[str]) -> str:
     return joined_names(items)
 
 
-def _headline(units: dict, plan: dict, results: Path) -> str | None:
-    """Where an optimizer's best is faster than the expert beyond the noise, and where not: a final score beyond the
-    row's noise; a provisional one beyond both the row's noise and how far the expert's executions differed between
-    sessions (`largest_drift`), over the comparison's first execution of the expert and over the reference unit's
-    (the two figures the Summary gives). None before any tuning run."""
+def _standing(units: dict, plan: dict, results: Path) -> tuple[list[dict], bool]:
+    """Per benchmark and size, what the page's first lines say of it, and whether any score there is provisional:
+    `state` ("tuned"; "unrun": no tuning run yet; "failed": the expert failed), the reference unit's `expert` and
+    `default`, and per optimizer with a run, `runs` (each run's best over the reference unit's expert), `threshold`
+    (a final score: the row's noise; a provisional one: the larger of that and how far the expert's executions
+    differed between sessions, `largest_drift`), `won`: whether its best is faster than the expert by more than
+    the threshold, over the comparison's first execution of the expert and over the reference unit's (the two
+    figures the Summary gives), and `over_default`, `beat_default`: the same against Legion's default mapper."""
     optimizers, _ = usable_optimizers(plan)
     drift = largest_drift(units) or 0.0
-    faster, rest, unrun, failed, provisional = [], [], [], [], False
+    rows, provisional = [], False
     for b, s in pairs(plan):
         mappers = units.get(f"base-{b}-{s}", {}).get("mappers", {})
         expert, default = _estimate(mappers.get("expert", {})), _estimate(mappers.get("default", {}))
         scored = {o: row_scores(units, plan, b, s, o, plan["iters"]) for o in optimizers}
+        row = {"bench": b, "size": s, "expert": expert, "default": default, "optimizers": {}}
+        rows.append(row)
         if not expert or not any(n for _, n, _ in scored.values()):
-            (unrun if expert or not mappers else failed).append(f"{b} `{s}`")
+            row["state"] = "unrun" if expert or not mappers else "failed"
             continue
+        row["state"] = "tuned"
         noise = spread(units, results, b, s) or 0.0
-        won = []
         for o, (sc, n, early) in scored.items():
             if not n:
                 continue
@@ -1337,8 +1342,27 @@ def _headline(units: dict, plan: dict, results: Path) -> str | None:
             runs = [(r["best_throughput"] or 0.0) / expert for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])]
             over = max(runs) if early else sc["best"]
             threshold = max(noise, drift) if early else noise
-            if min(sc["best"], over) - 1 > threshold:
-                won.append((over, o, _seeds_beyond(runs, threshold) if early else ""))
+            # Legion's default mapper: over its execution in the reference unit, as the best-mapper section gives it
+            over_default = max(runs) * expert / default if default else None
+            row["optimizers"][o] = {"runs": runs, "over": over, "threshold": threshold, "early": early,
+                                    "won": min(sc["best"], over) - 1 > threshold, "over_default": over_default,
+                                    "beat_default": over_default is not None and over_default - 1 > threshold}
+    return rows, provisional
+
+
+def _headline(units: dict, plan: dict, results: Path) -> str | None:
+    """Where an optimizer's best is faster than the expert beyond the noise, and where not (`_standing`). None before
+    any tuning run."""
+    drift = largest_drift(units) or 0.0
+    rows, provisional = _standing(units, plan, results)
+    faster, rest, unrun, failed = [], [], [], []
+    for row in rows:
+        b, s, expert, default = row["bench"], row["size"], row["expert"], row["default"]
+        if row["state"] != "tuned":
+            (unrun if row["state"] == "unrun" else failed).append(f"{b} `{s}`")
+            continue
+        won = [(x["over"], o, _seeds_beyond(x["runs"], x["threshold"]) if x["early"] else "")
+               for o, x in row["optimizers"].items() if x["won"]]
         if not won:
             rest.append(f"{b} `{s}`")
             continue
@@ -1352,7 +1376,8 @@ def _headline(units: dict, plan: dict, results: Path) -> str | None:
              "two executions of one reference mapper in one session)")
     rule = (f"{noise} and, the scores being provisional, by more than the {_percent(drift)} the expert's own "
             "executions differed between sessions" if provisional else noise)
-    return ("**Headline** (best over the reference unit's expert): "
+    return ("**Headline** (best over the expert's execution in its reference unit, the unit that measured Legion's "
+            "default mapper and the expert together): "
             + (f"an optimizer found a mapper faster than the expert beyond the noise on {_names(faster)}"
                + (f"; on {_names(rest)}, no optimizer's best is shown faster than the expert" if rest else "")
                if faster else f"no optimizer's best is shown faster than the expert beyond the noise ({_names(rest)})")
@@ -1375,22 +1400,153 @@ def _seeds_beyond(ratios: list[float], threshold: float) -> str:
             + ", ".join(f"{x:.2f}x" for x in others))
 
 
-def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str | None = None) -> list[str]:
-    """The page's first lines, for a reader who reads nothing else: what ran on what card, how much of the work list
-    is done, whether the scores are final, what was not run and why, the headline (`_headline`), why the GEMM rows
-    read 1.00 where they ran on one GPU, and `paper` (notes.json's, set against the paper's claims) last."""
-    optimizers, _ = usable_optimizers(plan)
+def _progress(units: dict, plan: dict) -> dict:
+    """How much of the work list is done: `done` and `todo` (unit ids, units), (done, total) pairs for the reference
+    measurements (`refs`: the limits, reference units and Pennant's CPU run), the tuning runs of `iters` (`runs`) and
+    `long_iters` iterations (`long`) and the final measurements (`finals`), and `seeds`, the fewest and most seeds
+    done per benchmark, size and optimizer ("1" or "1-2")."""
     todo = work_list(plan)
     done = {u.id for u in todo if is_done(u, units.get(u.id))}
-    both = pairs(plan)
 
-    def count(kind: str, iters: int | None = None) -> tuple[int, int]:
-        those = [u for u in todo if u.kind == kind and (iters is None or u.iters == iters)]
+    def count(kinds: tuple[str, ...], iters: int | None = None) -> tuple[int, int]:
+        those = [u for u in todo if u.kind in kinds and (iters is None or u.iters == iters)]
         return sum(u.id in done for u in those), len(those)
+    optimizers, _ = usable_optimizers(plan)
+    seeds = [n for b, s in pairs(plan) for o in optimizers for _, n, _ in [row_scores(units, plan, b, s, o,
+                                                                                      plan["iters"])]]
+    low, high = min(seeds, default=0), max(seeds, default=0)
+    return {"done": done, "todo": todo, "refs": count(("limit", "base", "cpu")),
+            "runs": count(("tune",), plan["iters"]), "long": count(("tune",), plan["long_iters"]),
+            "finals": count(("final",)),
+            "seeds": f"{low}" if low == high else f"{low}-{high}"}
+
+
+def _one_gpu_gemms(units: dict, plan: dict) -> tuple[list[str], list[float]]:
+    """The plan's GEMMs and the reference mappers' shares of cuBLAS DGEMM where every GEMM ran on one GPU (where their
+    mappers can hardly differ); ([], []) otherwise."""
+    gemms = [b for b, s in pairs(plan) if b not in NOT_GEMMS]
+    shares = [x for b in gemms for m in ("default", "expert") for x in [ceiling_ratio(units, b, "gpu", m)] if x]
+    if gemms and shares and all(units.get(f"base-{b}-gpu", {}).get("gpus") == 1 for b in gemms):
+        return gemms, shares
+    return [], []
+
+
+def _size_words(s: str) -> str:
+    """A size after a benchmark's name in the page's first lines: `gpu`, the evaluation's own, unsaid."""
+    return "" if s == "gpu" else " (tight memory)" if s == "tight" else f" `{s}`"
+
+
+def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str:
+    """Benchmarks and sizes in few words, grouped by size: the `gpu` size unsaid, `tight` "(tight memory)", and all
+    of the plan's GEMMs at a size, where more than two, "the 6 GEMMs" last (a `gemms_note` after it ends the list)."""
+    gemms = sorted({b for b, s in pairs(plan) if b not in NOT_GEMMS})
+    groups = []
+    for s in plan["sizes"]:
+        here = [b for b, t in rows if t == s]
+        if len(gemms) > 2 and set(gemms) <= set(here):
+            here = [b for b in here if b not in gemms] + [f"the {len(gemms)} GEMMs{gemms_note}"]
+        if here:
+            groups.append(_names(here) + _size_words(s))
+    return "; ".join(groups)
+
+
+SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the details below give them all)
+# the optimizers as the page's first lines name them: the field's names, and what guided is where first named
+SHORT_NAMES = {"opentuner": "OpenTuner", "optuna": "Optuna", "random": "random search"}
+GUIDED_IS = "guided (mapperopt's own rule-based search)"
+
+
+def _gains(rows: list[dict], key: str) -> str:
+    """The optimizers' gains beyond the noise (`key`: "won", over the expert; "beat_default", over Legion's default
+    mapper), largest first, grouped by optimizer: "guided 8.54x on circuit (tight memory), 4.46x on pennant (1 of 2
+    seeds)"; "" where none."""
+    found = []
+    for r in rows:
+        for o, x in r["optimizers"].items():
+            if x[key]:
+                scale = 1.0 if key == "won" else r["expert"] / r["default"]
+                beyond = sum(v * scale - 1 > x["threshold"] for v in x["runs"])
+                seeds = f" ({beyond} of {len(x['runs'])} seeds)" if x["early"] and beyond < len(x["runs"]) else ""
+                over = x["over"] if key == "won" else x["over_default"]
+                found.append((over, o, r["bench"] + _size_words(r["size"]) + seeds))
+    found.sort(reverse=True)
+    shown = found[:SHORT_ENTRIES]
+    by = {o: [f"{x:.2f}x on {where}" for x, p, where in shown if p == o] for _, o, _ in shown}
+    more = len(found) - len(shown)
+    return ("; ".join(f"{SHORT_NAMES.get(o, o)} " + ", ".join(e) for o, e in by.items())
+            + (f"; {more} more below" if more else ""))
+
+
+def in_short(units: dict, plan: dict, results: Path) -> list[str]:
+    """The page's first lines, few and short, in the field's words, for a reader new to the page: how much of the
+    planned work ran, where an optimizer beat the expert mapper and Legion's default mapper beyond the noise and by
+    how much, where none did, and the main caveat. Computed as the Headline below (`_standing`), from the units the
+    Summary table reads."""
+    progress, (rows, provisional) = _progress(units, plan), _standing(units, plan, results)
+    (refs, refs_all), (runs, runs_all), (long, long_all), (finals, finals_all) = (
+        progress[k] for k in ("refs", "runs", "long", "finals"))
+    lines = ["## In short", "",
+             f"- **Progress**: {len(progress['done'])} of {len(progress['todo'])} planned jobs done: "
+             + ("all reference measurements" if refs == refs_all else f"reference measurements {refs} of {refs_all}")
+             + f", tuning runs {runs} of {runs_all} ({progress['seeds']} of {plan['seeds']} seeds)"
+             + (f", {plan['long_iters']}-iteration {SHORT_NAMES.get(LONG_RUN[0], LONG_RUN[0])} runs {long} of "
+                f"{long_all}" if long_all else "")
+             + f", final re-measurements {finals} of {finals_all}."]
+    tuned = [r for r in rows if r["state"] == "tuned"]
+    if tuned:
+        lines.append(f"- **Faster than the expert mapper** (beyond noise): {_gains(tuned, 'won') or 'nowhere'}.")
+        # where the expert was beaten but Legion's default mapper was not: the gain is the default mapper's own
+        level = []
+        for r in tuned:
+            won = {o: x["over_default"] for o, x in r["optimizers"].items() if x["won"] and x["over_default"]}
+            if won and not any(x["beat_default"] for x in r["optimizers"].values()):
+                o = max(won, key=won.get)
+                level.append(f"{r['bench']}{_size_words(r['size'])} ({SHORT_NAMES.get(o, o)} {won[o]:.2f}x)")
+        fails = [(r["bench"], r["size"]) for r in rows if r["default"] is None and r["expert"]]
+        lines.append("- **Against Legion's default mapper**: "
+                     + (_gains(tuned, "beat_default") or "faster nowhere beyond noise")
+                     + (f"; within noise of it on {_names(level)}" if level else "")
+                     + (f"; it fails on {_where(fails, plan)}" if fails else "") + ".")
+    rest = [(r["bench"], r["size"]) for r in tuned if not any(x["won"] for x in r["optimizers"].values())]
+    unrun = [(r["bench"], r["size"]) for r in rows if r["state"] == "unrun"]
+    failed = [(r["bench"], r["size"]) for r in rows if r["state"] == "failed"]
+    gemms_note = " (on one GPU their mappers can hardly differ)" if _one_gpu_gemms(units, plan)[0] else ""
+    later = (f"not tuned yet: {_where(unrun, plan)}" if unrun else "",
+             f"not tuned, the expert failed: {_where(failed, plan)}" if failed else "")
+    if rest:
+        lines.append(f"- **No gain beyond noise** over the expert: {_where(rest, plan, gemms_note)}"
+                     + "".join(f"; {t}" for t in later if t) + ".")
+    elif any(later):
+        lines.append("- **Not tuned**: " + "; ".join(t for t in later if t) + ".")
+    drift = largest_drift(units)
+    model = [o for o, why in plan.get("excluded", {}).items() if why == NO_ENDPOINT]
+    others = [o for o in plan.get("excluded", {}) if o not in model]
+    state = " and ".join(w for w, shown in (("partial", len(progress["done"]) < len(progress["todo"])),
+                                            ("provisional", provisional)) if shown)
+    if provisional and drift is not None:
+        state += (f": each score is one execution, divided by the expert's from another session (up to "
+                  f"{_percent(drift)} apart)")
+    caveat = [t for t in (state, model and f"{_names(model)}, the paper's language-model optimizer, did not run",
+                          others and f"{_names(others)} did not run") if t]
+    if caveat:
+        lines.append("- **Caveat**: " + "; ".join(caveat) + ".")
+    first = next((i for i, line in enumerate(lines) if re.search(r"\bguided\b", line)), None)
+    if first is not None:
+        lines[first] = re.sub(r"\bguided\b", GUIDED_IS, lines[first], count=1)
+    return [*lines, ""]
+
+
+def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str | None = None) -> list[str]:
+    """The details under the page's first lines (`in_short`): what ran on what card, how much of the work list is
+    done, whether the scores are final, what was not run and why, the headline (`_headline`), why the GEMM rows read
+    1.00 where they ran on one GPU, and `paper` (notes.json's, set against the paper's claims) last."""
+    optimizers, _ = usable_optimizers(plan)
+    progress = _progress(units, plan)
+    both = pairs(plan)
     sizes = {s: [b for b, t in both if t == s] for s in plan["sizes"]}
     gpus = {units.get(f"base-{b}-{s}", {}).get("gpus") for b, s in both} - {None}
     on = "" if gpus <= {1} else f" ({_names([str(g) for g in sorted(gpus)])} GPUs per run)"
-    lines = ["## At a glance", "",
+    lines = ["## What ran and what it shows", "",
              f"- **What ran**: on one {label}{on}, "
              + "; ".join((f"all {len(bs)} benchmarks" if len(bs) == len(plan["benchmarks"]) > 2 else _names(bs))
                          + f" at size `{s}`" for s, bs in sizes.items() if bs)
@@ -1399,14 +1555,14 @@ def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str |
              + f"{_names(optimizers)} tuning from a random start, {plan['iters']} iterations x {plan['seeds']} "
              "seeds each" + (f" ({LONG_RUN[0]} also {plan['long_iters']} iterations)"
                              if plan["long_iters"] and LONG_RUN[0] in optimizers else "") + "."]
-    runs, long_runs, finals = count("tune", plan["iters"]), count("tune", plan["long_iters"]), count("final")
-    seeds = [n for b, s in both for o in optimizers for _, n, _ in [row_scores(units, plan, b, s, o, plan["iters"])]]
-    lines.append(f"- **Done**: {len(done)} of the work list's {len(todo)} units: the limits and reference "
-                 f"measurements: {sum(count(k)[0] for k in ('limit', 'base', 'cpu'))} of "
-                 f"{sum(count(k)[1] for k in ('limit', 'base', 'cpu'))}; tuning runs of {plan['iters']} iterations: "
-                 f"{runs[0]} of {runs[1]} (seeds done per benchmark, size and optimizer: "
-                 + (f"{min(seeds)}" if min(seeds, default=0) == max(seeds, default=0) else
-                    f"{min(seeds)}-{max(seeds)}") + f" of {plan['seeds']})"
+    runs, long_runs, finals = progress["runs"], progress["long"], progress["finals"]
+    lines.append(f"- **Done**: {len(progress['done'])} of the work list's {len(progress['todo'])} units (a unit is "
+                 "one piece of work: a ceiling, Legion's default mapper and the expert mapper measured together, "
+                 "Pennant's CPU run, a tuning run, or a final measurement, its outcome saved as "
+                 "`units/<unit id>.json`): the limits and reference "
+                 f"measurements: {progress['refs'][0]} of {progress['refs'][1]}; tuning runs of {plan['iters']} "
+                 f"iterations: {runs[0]} of {runs[1]} (seeds done per benchmark, size and optimizer: "
+                 f"{progress['seeds']} of {plan['seeds']})"
                  + (f"; {LONG_RUN[0]}'s runs of {plan['long_iters']} iterations: {long_runs[0]} of {long_runs[1]}"
                     if long_runs[1] else "") + f"; final measurements: {finals[0]} of {finals[1]}.")
     drift = largest_drift(units)
@@ -1428,9 +1584,8 @@ def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str |
     headline = _headline(units, plan, results)
     if headline:
         lines.append(f"- {headline}")
-    gemms = [b for b, s in both if b not in NOT_GEMMS]
-    shares = [x for b in gemms for m in ("default", "expert") for x in [ceiling_ratio(units, b, "gpu", m)] if x]
-    if gemms and shares and all(units.get(f"base-{b}-gpu", {}).get("gpus") == 1 for b in gemms):
+    gemms, shares = _one_gpu_gemms(units, plan)
+    if gemms:
         lines.append(f"- **The {len(gemms)} GEMM rows** ({_names(gemms)}) read about 1.00 by their setting, not as "
                      "a finding: each runs on one GPU, where every tile lives in the one framebuffer and the "
                      "algorithms move no data, so their mappers can hardly differ; Legion's default mapper and the "
@@ -1854,10 +2009,10 @@ def tuning_doc_link(results: Path, out: Path) -> str | None:
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
-    limits table), "paper" (the last item of the list at the top: the paper's claims against what was measured), per
-    benchmark (or "<bench>-<size>") why its best mapper is faster, "history" (what changed
-    while the evaluation ran: its own section, after the results) and "log" (the device calls, under "How it was
-    run"), each printed as written (blank lines between its paragraphs);
+    limits table), "paper" (the last item of "What ran and what it shows", under the page's first lines: the paper's
+    claims against what was measured), per benchmark (or "<bench>-<size>") why its best mapper is faster, "history"
+    (what changed while the evaluation ran: its own section, after the results) and "log" (the device calls, under
+    "How it was run"), each printed as written (blank lines between its paragraphs);
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
@@ -1879,14 +2034,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     # how many executions the noise lines under the tables count
     counted = sorted({w[2] for w in (_widest(units, results, b, s) for b, s in pairs(plan)) if w})
     repeats = sorted((results / "units" / "repeats").glob("base-*.json"))
-    lines = [f"# Evaluation on one {label}", "", *at_a_glance(units, plan, results, label, notes.get("paper")),
+    lines = [f"# Evaluation on one {label}", "", *in_short(units, plan, results),
+             *at_a_glance(units, plan, results, label, notes.get("paper")),
              f"Work list: {len(done)} of {len(todo)} units done"
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
                 if default_failed else "")
-             + f", {len(failed)} could not run{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. "
-             "Here a unit is one piece of work (a ceiling, Legion's default mapper and the expert mapper measured "
-             "together, Pennant's CPU run, a tuning run, or a final measurement), its outcome saved as "
-             "`units/<unit id>.json`; "
+             + f", {len(failed)} could not run{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}; "
              "the expert mapper is the hand-written DSL mapper each benchmark ships with (the file that `expert:` "
              "names in configs/<benchmark>.yaml).", ""]
     # the summary table right after this short intro, what explains its figures under it

@@ -246,9 +246,10 @@ def test_the_report_states_its_bases(tmp_path):
             "mapper on 12 CPUs (`-npieces 12 -numpcx 1 -cstop 5`), 1.500e+07 zone-cycles/s over 1.49 s timed") in text
     # rates of a million and more keep 4 significant figures: enough for the 2-decimal ratios printed beside them
     assert evaluate._fmt(150069381.0) == "1.501e+08" and evaluate._fmt(159636722.0) == "1.596e+08"
-    # a newcomer meets "unit" and "the expert mapper" in the header: both defined there
+    # a newcomer meets "unit" and "the expert mapper" in the header: both defined there, "unit" where it first appears
     header = text[:text.index("## Physical limits")]
     assert "a unit is one piece of work" in header and "units/<unit id>.json" in header
+    assert header[header.index(" units"):].startswith(" units (a unit is one piece of work: "), header
     assert "the expert mapper is the hand-written DSL mapper each benchmark ships with" in header
     # the report's commands need mapperopt installed (a plain python3 stops at ModuleNotFoundError)
     how = text[text.index("## How it was run"):]
@@ -549,7 +550,7 @@ def test_a_summary_table_comes_before_the_notes(tmp_path):
     # a short list at the top (its own test), a short intro, then the table: the protocol, the columns' explanation
     # and where the figures come from under it
     intro = text[text.index("Work list: "):text.index("| benchmark |")]
-    assert len(intro) < 1500 and "Work list: " in intro and "a unit is one piece of work" in intro, intro
+    assert len(intro) < 1500 and "Work list: " in intro, intro
     assert "the expert mapper is the hand-written DSL mapper" in intro, intro
     table_end = text.index("| provisional |\n\n") + len("| provisional |\n\n")
     below = text[table_end:text.index("Contents: ")]
@@ -1314,11 +1315,11 @@ def test_the_page_opens_with_what_an_outsider_reads_first(tmp_path):
     _tuned_as(results, "guided", 0, best=130.0, first=100.0, walls=[30.0] * 10)
     _tuned_as(results, "random", 0, best=80.0, first=100.0, walls=[30.0] * 10)
     text = write_report(results, tmp_path / "report.md", notes={"paper": "**Against the paper**: PAPER-TEXT"})
-    glance = text[text.index("## At a glance"):text.index("Work list: ")]
-    assert text.index("## At a glance") < text.index("## Summary") and len(glance) < 3000, glance
+    glance = text[text.index("## What ran and what it shows"):text.index("Work list: ")]
+    assert text.index("## What ran and what it shows") < text.index("## Summary") and len(glance) < 3000, glance
     todo = work_list(default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random", "guided"],
                                   iters=10, seeds=2, long_iters=0, base_rounds=1))
-    assert f"- **Done**: 3 of the work list's {len(todo)} units: " in glance, glance
+    assert f"- **Done**: 3 of the work list's {len(todo)} units (a unit is one piece of work: " in glance, glance
     assert "tuning runs of 10 iterations: 2 of 4 (seeds done per benchmark, size and optimizer: 1 of 2)" in glance
     assert "- **Final or provisional**: every tuning score is provisional (no `final` unit has run)" in glance
     assert "- **Not run**: trace, because it proposes with a language model" in glance, glance
@@ -1341,7 +1342,7 @@ def test_the_headline_says_how_many_seeds_found_the_gain_and_that_it_is_not_meas
     _tuned_as(results, "guided", 0, best=95.0, first=100.0, walls=[30.0] * 10)
     _tuned_as(results, "guided", 1, best=130.0, first=100.0, walls=[30.0] * 10)
     text = write_report(results, tmp_path / "report.md", notes={})
-    glance = text[text.index("## At a glance"):text.index("Work list: ")]
+    glance = text[text.index("## What ran and what it shows"):text.index("Work list: ")]
     assert "on stencil `ci` (guided 1.30x in 1 of 2 seeds, the other 0.95x; Legion's default mapper" in glance, glance
     assert ("Provisional: each a single execution of a run's best, not yet measured together with the expert (the "
             "`final` units do).") in glance, glance
@@ -1365,7 +1366,7 @@ def test_the_page_says_up_front_why_one_gpu_gemms_read_one(tmp_path):
         name: {"estimate": {"values": [v], "value": v}, "reason": None, "unit": "GFLOPS", "printed": {}}
         for name, v in (("default", 98.0), ("expert", 99.0))})
     text = write_report(results, tmp_path / "report.md", notes={})
-    glance = text[text.index("## At a glance"):text.index("Work list: ")]
+    glance = text[text.index("## What ran and what it shows"):text.index("Work list: ")]
     assert ("- **The 1 GEMM rows** (cannon) read about 1.00 by their setting, not as a finding: each runs on one GPU"
             in glance), glance
     assert "already run them at 98-99 % of cuBLAS DGEMM" in glance, glance
@@ -1391,3 +1392,89 @@ def test_the_protocol_names_what_the_command_line_can_and_cannot_ask_for(tmp_pat
     for option in re.findall(r"--[a-z-]+", command):
         assert re.search(rf"\s{option}\b", help_text), option
     assert "--dedicated" not in help_text
+
+
+def _in_short(text: str) -> dict[str, str]:
+    """The page's opening summary, {bold label: its line}, where guided is said once what it is."""
+    top = text[text.index("## In short"):text.index("## What ran and what it shows")]
+    assert top.count(evaluate.GUIDED_IS) == ("guided" in top), top
+    return {m[1]: m[0] for m in re.finditer(r"^- \*\*([^*]+)\*\*.*$", top, re.M)}
+
+
+def test_the_page_opens_with_a_few_short_lines_whose_figures_are_the_tables(tmp_path):
+    """A Legion user new to the page needed ten minutes to pull out what worked from its first list (7 bullets of
+    60-250 words in the page's own terms): at most five short lines come first, in the field's words, computed from
+    the same units as the Summary table, and they change with the data."""
+    results = tmp_path / "eval"
+    plan = _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned_as(results, "guided", 0, best=130.0, first=100.0, walls=[30.0] * 10)
+    _tuned_as(results, "random", 0, best=80.0, first=100.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert re.match(r"# Evaluation on one [^\n]+\n\n## In short\n\n- ", text), text[:200]
+    assert text.index("## In short") < text.index("## What ran and what it shows") < text.index("## Summary")
+    short = _in_short(text)
+    assert 3 <= len(short) <= 5 and all(len(line.split()) <= 32 for line in short.values()), short
+    # how far: the jobs of the work list done, in its own count
+    units = load_units(results)
+    todo = work_list(plan)
+    done = sum(evaluate.is_done(u, units.get(u.id)) for u in todo)
+    assert f"{done} of {len(todo)} planned jobs done" in short["Progress"], short
+    # the winner against the expert: the Summary's guided figure, the best run's throughput over the expert's
+    expert, default = 100.0, 90.0
+    best = units["tune-stencil-ci-guided-i10-s0"]["best_throughput"]
+    row = next(line for line in text.splitlines() if line.startswith("| stencil | `ci` |"))
+    assert row.split(" | ")[5] == f"{best / expert:.2f}", row
+    assert f"{evaluate.GUIDED_IS} {best / expert:.2f}x on stencil `ci`" in short["Faster than the expert mapper"], short
+    assert "random search" not in short["Faster than the expert mapper"], short
+    # and against Legion's default mapper, over its execution in the same reference unit
+    assert f"guided {best / default:.2f}x on stencil `ci`" in short["Against Legion's default mapper"], short
+    assert "No gain beyond noise" not in short, short
+    assert "provisional" in short["Caveat"] and "trace" in short["Caveat"], short
+    # the expert's first execution in the comparison 10 % below its reference unit's: a gain of 8 % over the expert
+    # is within what sessions differ by, 20 % over the default mapper is not
+    _tuned_as(results, "guided", 0, best=108.0, first=90.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    short = _in_short(text)
+    assert 3 <= len(short) <= 5 and all(len(line.split()) <= 32 for line in short.values()), short
+    assert "nowhere" in short["Faster than the expert mapper"], short
+    assert "stencil `ci`" in short["No gain beyond noise"], short
+    assert f"{evaluate.GUIDED_IS} {108.0 / default:.2f}x on stencil `ci`" in short["Against Legion's default mapper"], \
+        short
+    assert "10.0 %" in short["Caveat"], short
+
+
+@pytest.mark.parametrize("card", ["h200", "h100"])
+def test_the_pages_short_lines_read_the_summary_tables_figures(tmp_path, card):
+    """On the evaluation's own results: the first lines stay short, and each gain they name is the Summary's figure
+    over the reference unit's expert (the one the Headline judges), its gain over Legion's default mapper that figure
+    over the row's default / expert."""
+    source = Path(__file__).parents[2] / "reports" / f"{card}-eval"
+    if not (source / "plan.json").exists():
+        pytest.skip(f"no {source.name} results here")
+    results = tmp_path / source.name
+    shutil.copytree(source, results)
+    text = write_report(results, tmp_path / "report.md")
+    short = _in_short(text)
+    assert 3 <= len(short) <= 5 and all(len(line.split()) <= 32 for line in short.values()), short
+    rows = {(c[1], c[2].strip("`")): c for line in text.splitlines() if line.startswith("| ")
+            for c in [[x.strip() for x in line.split("|")]] if len(c) == 12 and c[2].startswith("`")}
+    sizes = {"": "gpu", " (tight memory)": "tight"}
+
+    names = {"guided": "guided", "OpenTuner": "opentuner", "Optuna": "optuna", "random search": "random"}
+
+    def gains(line: str):
+        for o, figures in re.findall(r"(guided|OpenTuner|Optuna|random search)(?: \([^)]*\))? ((?:\d+\.\d\dx on \w+"
+                                     r"(?: \(tight memory\))?(?: \(\d of \d seeds\))?(?:, )?)+)", line):
+            for x, b, s in re.findall(r"(\d+\.\d\d)x on (\w+)( \(tight memory\))?", figures):
+                yield names[o], float(x), rows[b, sizes[s]]
+    def over_expert(o: str, row: list[str]) -> float:
+        """The Summary's best of `o` over the reference unit's expert: in brackets where the other figure leads."""
+        cell = row[6] if o == "guided" else row[7]
+        assert o == "guided" or f"({o}" in cell, (o, cell)  # the others' column: the best of the optimizer named
+        return float(re.search(r"reference unit: (\d+\.\d\d)", cell)[1] if "reference unit:" in cell
+                     else re.match(r"\d+\.\d\d", cell)[0])
+    for o, x, row in gains(short["Faster than the expert mapper"]):
+        assert x == over_expert(o, row), (o, x, row)
+    for o, x, row in gains(short["Against Legion's default mapper"].split("; within noise")[0]):
+        default = float(re.match(r"\d+\.\d\d", row[5])[0])  # the default mapper over the expert, one session
+        assert abs(over_expert(o, row) / default - x) <= 0.01 * x, (o, x, row)
