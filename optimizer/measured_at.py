@@ -108,7 +108,10 @@ def measured_elsewhere(bench: Any, mapper: str, result: RunResult) -> str | None
     differ(settings.get("size"), ours.get("size"), f"--size {settings.get('size')}", f"--size {ours.get('size')}")
     for kind in ("cpus", "gpus"):
         differ(settings.get(kind), ours.get(kind), f"--{kind} {settings.get(kind)}", f"--{kind} {ours.get(kind)}")
-    theirs_memory = memory(settings.get("size"), settings.get("memory") or {})
+    # the memories given as this mapper was measured (tune raises them after a capacity failure), else the folder's
+    given = {k: measured[k] for k in ("csize", "fsize", "zsize") if k in measured} if measured else \
+        settings.get("memory") or {}
+    theirs_memory = memory(settings.get("size"), given)
     ours_memory = memory(ours.get("size"), ours)
     for k in ("csize", "fsize", "zsize"):
         differ(theirs_memory.get(k), ours_memory.get(k), f"--{k} {theirs_memory.get(k)}",
@@ -120,7 +123,7 @@ def measured_elsewhere(bench: Any, mapper: str, result: RunResult) -> str | None
     if not theirs_said:
         return None
     fixed = [flag, str(count)] if isinstance(count, int) else []
-    words = shlex.split(best_run_command(bench, {**settings, "app_args": [*args, *fixed]}, path))
+    words = shlex.split(best_run_command(bench, {**settings, "memory": given, "app_args": [*args, *fixed]}, path))
     at = words.index("--") if "--" in words else len(words)
     if fixed:  # at the search's count as it is: no calibration from it
         words[at:at] = ["--min-time", "0"]
