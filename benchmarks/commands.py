@@ -679,5 +679,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
             if isinstance(bench, UserApp) and not result.ok and result.run_dir else None
         if moved:  # its failure is then likely the missing file's
             click.echo(f"note: {moved}")
+        from mapperopt.optimizer.measured_at import measured_elsewhere
+
+        if note := measured_elsewhere(bench, mapper, result):  # a mapper that a tuning or comparison measured
+            print_wrapped(Console(highlight=False), note, markup=False)
     if not result.ok:
         ctx.exit(1)

@@ -24,7 +24,7 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
                         ended holds ended.json (its rounds and runs)
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
-                        throughput; std, worst and median empty for a single run, n/a in the tables) and the share
+                        throughput; std empty for a single run, n/a in the tables) and the share
                         of failed evaluations
     summary.json        all of the above
     compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band;
@@ -2050,8 +2050,8 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
         {"optimizers": {name: {runs, mean, std (population), worst, median, best, failed_share (failed iterations
         / iterations, cached ones included: each counts against the budget), evaluations}}, "runs": [...],
         "curves": {name: [[normalised best-so-far per iteration] per run]}, and "rebuilt": [{folder, iter, path}]
-        where iterations ran while the program was rebuilt}; std, worst and median are None for a single run (a
-        spread of one score is no figure).
+        where iterations ran while the program was rebuilt}; std is None for a single run (a spread of one score
+        is no figure), whose worst and median are its score.
     """
     table, runs, curves = {}, [], {}
     for name in dict.fromkeys(o.optimizer for o in outcomes):
@@ -2061,8 +2061,8 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
         failed = sum(not r.ok for o in mine for r in o.records)
         several = len(scores) > 1
         table[name] = {"runs": len(mine), "mean": statistics.fmean(scores),
-                       "std": statistics.pstdev(scores) if several else None, "worst": min(scores) if several else None,
-                       "median": statistics.median(scores) if several else None, "best": max(scores),
+                       "std": statistics.pstdev(scores) if several else None, "worst": min(scores),
+                       "median": statistics.median(scores), "best": max(scores),
                        "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations,
                        "final_failed": sum(o.failure is not None for o in mine)}
         curves[name] = [o.curve(curve_expert or expert) for o in mine]
@@ -2222,7 +2222,7 @@ def describe(summary: dict) -> list[str]:
               f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked or the best failed there."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
              + " Columns mean..best: over the runs' scores (std: the population standard deviation (divided by the "
-             "number of runs, not one less); std, worst and median n/a for a single run); failed "
+             "number of runs, not one less); std n/a for a single run); failed "
              "evaluations: failed iterations / iterations."
              + (f" The reference is the program's own mapper ('{summary['own_mapper']}'), which maps it without a "
                 "DSL mapper, not Legion's default mapper." if summary.get("own_mapper") else "")]
@@ -2415,7 +2415,7 @@ def _failed_cell(s: dict) -> str:
 
 def _stat_cells(s: dict) -> list[str]:
     """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
-    (a single run)."""
+    (the std of a single run)."""
     return ["n/a" if s[k] is None else f"{s[k]:.2f}" for k in ("mean", "std", "worst", "median", "best")]
 
 
@@ -2556,6 +2556,7 @@ def compare_figure(summary: dict):
         ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
         row = summary.get("optimizers", {}).get(name)
         if row is not None:
+            # worst: None for a single run in a summary.json written before one run's worst was its score
             low, high = row["worst"] if row["worst"] is not None else row["mean"], row["best"]
             at = final_x + spread * (i - (len(summary["curves"]) - 1) / 2)
             mark, _, (bar,) = ax.errorbar([at], [row["mean"]], yerr=[[row["mean"] - low], [high - row["mean"]]],

@@ -66,10 +66,20 @@ def test_a_missing_optional_package_is_installed_as_mapperopt_was(tmp_path, monk
     assert install_extra("llm", {"url": (tmp_path / "m.whl").as_uri(), "archive_info": {}}) == by_name
 
 
-def test_a_smaller_compare_says_it_reports_from_a_bigger_finished_one(tmp_path, capsys):
+def test_a_smaller_compare_says_it_reports_from_a_bigger_finished_one(tmp_path, capsys, monkeypatch):
     """After a comparison of 2 optimizers x 2 iterations finished, the same command with --iters 1 and one of them
     printed "Resuming DIR." and at once a table, as if it had measured one: it says what the folder holds, that
     nothing new was measured, and how to start a separate comparison."""
+    propose = RandomSearch.propose
+
+    def failing_second(self, history):
+        # random's best after 2 iterations is then its first (the final measurement measured the program that
+        # --iters 1 asks about); a measured second one could win under load and be measured at the end instead
+        if len(history) == 1:
+            return Proposal(dsl="Task nosuchtask CPU;\n", note="a broken program")
+        return propose(self, history)
+
+    monkeypatch.setattr(RandomSearch, "propose", failing_second)
     runs = tmp_path / "runs"
     args = ["compare", "circuit", "--size", "ci", "--runs", "1", "--start", "default", *FAST, "--runs-dir", str(runs)]
     assert main([*args, "--iters", "2", "--optimizers", "random,optuna"]) == 0

@@ -65,13 +65,14 @@ def test_the_table_scores_failures_zero(tmp_path):
     assert a["failed_share"] == 0.25 and a["evaluations"] == 4
     assert (b["mean"], b["best"], b["failed_share"]) == (0.0, 0.0, 1.0)
     assert summary["curves"]["a"] == [[0.5, 1.5], [0.0, 1.0]]
-    # of one run only the mean and best are figures: n/a in the table, empty in the CSV, null in the JSON
-    assert (b["std"], b["worst"], b["median"]) == (None, None, None)
-    assert "| b | 1 | 0.00 | n/a | n/a | n/a | 0.00 | 100% of 2 |" in format_table(summary)
+    # of one run the worst and the median are its score, as the mean and best are; its std is no figure: n/a in the
+    # table, empty in the CSV, null in the JSON
+    assert (b["std"], b["worst"], b["median"]) == (None, 0.0, 0.0)
+    assert "| b | 1 | 0.00 | n/a | 0.00 | 0.00 | 0.00 | 100% of 2 |" in format_table(summary)
     out = write_outputs(tmp_path, summary)
     with open(out["summary"]) as f:
         rows = {r["optimizer"]: r for r in csv.DictReader(f)}
-    assert (rows["b"]["std"], rows["b"]["median"], rows["b"]["best"], rows["a"]["std"]) == ("", "", "0.0", "0.5")
+    assert (rows["b"]["std"], rows["b"]["median"], rows["b"]["best"], rows["a"]["std"]) == ("", "0.0", "0.0", "0.5")
     assert json.loads(out["json"].read_text())["optimizers"]["b"]["std"] is None
     # The plot's curves end at the tuning-time best (a: mean 1.25) divided by the expert before tuning; the table's
     # scores (a: mean 1.0, worst 0.5, best 1.5) divide by the final one: the plot draws those at "final" and says so.
@@ -95,6 +96,33 @@ def test_the_table_scores_failures_zero(tmp_path):
                  "load average 3.5 to 4.25", "3-7 executions of at least 0.5 s", "beyond the noise",
                  "the expert mapper's (2 GFLOPS)", "5 interleaved rounds", "2 run(s) x 2 iterations"):
         assert text in header, text
+
+
+def test_a_single_runs_worst_and_median_are_its_score(tmp_path, capsys, monkeypatch):
+    """With --runs 1 the table said `worst n/a` and `median n/a`, where one run's worst and median are its score, as
+    its mean and best are: they are given, in the printed table, table.md, summary.csv and summary.json; its std
+    (a spread of one score) stays n/a."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # the printed table's rows whole
+    assert main(["compare", "circuit", "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "random",
+                 "--start", "default", "--min-time", "0.05", "--repeats", "1", "--max-repeats", "1",
+                 "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    [run] = summary["runs"]
+    row = summary["optimizers"]["random"]
+    score = run["normalized"]
+    assert score > 0 and (row["std"], row["worst"], row["median"], row["mean"], row["best"]) == \
+        (None, score, score, score, score), row
+    cells = f"{score:.2f}"
+    table = (folder / "table.md").read_text()
+    assert f"| random | 1 | {cells} | n/a | {cells} | {cells} | {cells} | 0% of 1 |" in table, table
+    printed = [[c.strip() for c in line.strip("│ ").split("│")] for line in out.splitlines() if "│ random" in line]
+    assert printed == [["random", "1", cells, "n/a", cells, cells, cells, "0% of 1"]], out
+    with open(folder / "summary.csv") as f:
+        [csv_row] = list(csv.DictReader(f))
+    assert csv_row["std"] == "" and float(csv_row["worst"]) == float(csv_row["median"]) == round(score, 4), csv_row
+    assert "std n/a for a single run" in out, out
 
 
 def test_the_legend_covers_no_final_marker_and_the_top_one_is_not_clipped():
