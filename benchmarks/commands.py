@@ -331,7 +331,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                          f"{share} %" if share is not None else "[dim]-[/]", *((loop,) if iterations else ()))
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
-        if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
+        # "N/A": AutoGuide has nothing to say; diagnostics said the fix already, in their hints
+        if text and text != "N/A" and not (diagnostics and label == "suggestion"):
             print_whole(console, label, text)
     if result.mapper == "expert" and (feedback.edits or "`" in (feedback.suggestion or "")):
         # Edits or statements to try: the expert mapper is a file of the installed package, they go into a copy of it.

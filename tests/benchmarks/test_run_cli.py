@@ -115,21 +115,24 @@ def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hin
     assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
     out = capsys.readouterr().out
     assert out.count("error[E223]") == 1, out
-    assert "error[E223]" in out and "at the position shown as its hint says" in " ".join(out.split())
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "at the position shown as its hint says" in feedback["suggestion"], feedback
     assert "  1 | Layout * * * AOS F_order;\n    | ^\n" in out
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
 
 
 def test_a_missing_semicolon_is_suggested_once(tmp_path, capsys, monkeypatch):
     """The suggestion after a statement without its ';' said it twice in one sentence: "Add ';' after 'SYSMEM'. end
-    the statement with ';': Region * * CPU SYSMEM;"."""
+    the statement with ';': Region * * CPU SYSMEM;"; and the `suggestion:` line `run` printed said the hint of the
+    diagnostic above it again: `run` prints the diagnostic alone (the feedback for the optimizers keeps it)."""
     monkeypatch.setenv("COLUMNS", "400")  # no folding
     mapper = tmp_path / "no_semicolon.dsl"
     mapper.write_text("Task * CPU;\nRegion * * CPU SYSMEM\nLayout * * * SOA F_order;\n")
     capsys.readouterr()
     assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
     out = capsys.readouterr().out
-    assert re.search(r"^suggestion: Add ';' after 'SYSMEM': Region \* \* CPU SYSMEM;$", out, re.M), out
+    assert re.search(r"^  hint: end the statement with ';': Region \* \* CPU SYSMEM;$", out, re.M), out
+    assert "suggestion:" not in out and out.count("Region * * CPU SYSMEM;") == 1, out
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     assert feedback["suggestion"] == "Add ';' after 'SYSMEM': Region * * CPU SYSMEM;", feedback
     # a statement over two lines, not quoted: the suggestion without it
@@ -148,7 +151,8 @@ def test_run_stopped_by_a_diagnostic_without_position_is_told_to_add_a_statement
     assert main(["run", "summa", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert f"{mapper}: error[E223]" in out, out
-    assert "at the position shown" not in out and "add the Layout statement its hint gives" in out, out
+    suggestion = json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"]
+    assert "at the position shown" not in suggestion and "add the Layout statement its hint gives" in suggestion
 
 
 def test_run_refuses_a_mapper_that_check_refuses_before_building_the_application(tmp_path, capsys, monkeypatch):
