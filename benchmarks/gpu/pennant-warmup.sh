@@ -9,6 +9,8 @@
 #   -cstop 30               as the comparison measured (28 timed cycles after 2 untimed)
 #   -cstop 155              as iteration 8's calibrated measurement (153 timed)
 #   -cstop 40 -warmup 12    28 timed cycles after 12 untimed
+# Each line also counts Legion's and the mapper's warnings by code (Legion warns, e.g., of a trace it
+# fails to memoize).
 # If the timed cycles cost the same per cycle once the first cycles are untimed, the difference at 30 cycles is a
 # one-time cost that the faster mapper pays before the timed window. On a lent machine with one GPU (device kind
 # nvidia-h200), from the repository root after `bash benchmarks/gpu/pack.sh` here:
@@ -42,9 +44,14 @@ for round in $(seq "$rounds"); do
       # shellcheck disable=SC2086  # the setting is several flags
       mapperopt run pennant --size gpu --gpus 1 --once --min-time 0 --mapper "$m" --out "$dir" --json \
         -- ${settings[$s]} > "$work/result.json" 2> "$work/run.err"
-      python3 - "$work/result.json" "$mapper" "${settings[$s]}" "$round" >> "$report" <<'EOF'
-import json, sys
-path, mapper, setting, round_ = sys.argv[1:]
+      python3 - "$work/result.json" "$mapper" "${settings[$s]}" "$round" "$dir" >> "$report" <<'EOF'
+import collections, json, re, sys
+from pathlib import Path
+path, mapper, setting, round_, folder = sys.argv[1:]
+# Legion's warnings (e.g. of a trace it fails to memoize) and the mapper's own, by code
+codes = collections.Counter(m[1] or m[2] for f in Path(folder).rglob("stderr*.txt")
+                            for m in re.finditer(r"\[warning (\d+)\]|\[mapperopt\] warning (R\d+)", f.read_text()))
+warnings = ", ".join(f"{c} x{n}" for c, n in sorted(codes.items())) or "none"
 try:
     r = json.load(open(path))
     a = r["attempts"][-1]
@@ -52,7 +59,7 @@ try:
     ms = 1e3 * res["time_s"] / res["iterations"] if res.get("iterations") else float("nan")
     print(f"round {round_} | {mapper:7} | {setting:20} | {r['status']:6} | timed {res.get('time_s')} s, "
           f"{res.get('iterations')} cycles, {ms:.2f} ms/cycle | whole execution {a.get('wall_s')} s | "
-          f"verified {res.get('verified')} | {r.get('reason') or ''}")
+          f"verified {res.get('verified')} | warnings {warnings} | {r.get('reason') or ''}")
 except Exception as e:  # a run that printed no result: say so, go on
     print(f"round {round_} | {mapper:7} | {setting:20} | no result ({e})")
 EOF
