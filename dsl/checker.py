@@ -1404,8 +1404,12 @@ class _Checker:
                     hint = self._field_hint(s, region.name, scope) or (
                         f"{self._every_point_hint(s, each[1])} (a point's own subregion, such as '{close}', applies "
                         "to that point only)" if each else meant(close) if close else (
-                            f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
-                    self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,))
+                            f"region names of {whose}: {', '.join(sorted(chains))}" if chains else
+                            self._unnamed_hint(s, scope, whose)))
+                    # a user's program: where the listed names come from, for a C++ variable's name, say
+                    notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else ()
+                    self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,),
+                             notes)
                     continue
                 self._alternating(s, region.name, scope)
                 point = self._point_subregion(region.name, scope)
@@ -1465,6 +1469,42 @@ class _Checker:
                             int(n) < max(t.domain) for n in numbers.groups())):
                         return (*self._point_subregion(seen, [t]), seen)
         return None
+
+    @staticmethod
+    def _by_index(stmt, scope):
+        """`stmt` selecting argument 0 of the first of `scope`'s tasks with a region argument (named where `stmt`
+        selects `*` or several tasks), and that task; (None, None) where none has one."""
+        t = next((t for t in scope if t.regions), None)
+        if t is None:
+            return None, None
+        by_index = dataclasses.replace(stmt, region=A.RegionSel(index=0))
+        if stmt.tasks.names is None or len(scope) > 1:
+            by_index = dataclasses.replace(by_index, tasks=A.TaskSel((A.Ident(t.name),)))
+        return by_index, t
+
+    @classmethod
+    def _attached_note(cls, stmt, scope) -> str:
+        """E203's note for a user's program whose names match none: where the names come from, and the index."""
+        by_index, _ = cls._by_index(stmt, scope)
+        return ("these are the names the program attached (runtime->attach_name(...) on a region, a partition, their "
+                "index spaces or the field space), never C++ variable names; an argument is also selected by its "
+                f"index, `{format_statement(by_index)}`")
+
+    @classmethod
+    def _unnamed_hint(cls, stmt, scope, whose: str) -> str:
+        """E203's hint where no region argument of the selected tasks has a name (a program that attaches none, as
+        most Legion tutorials): that Legion sees only attached names, and the statement that selects an argument by
+        its index instead, for the first task with one."""
+        by_index, t = cls._by_index(stmt, scope)
+        if t is None:
+            return {"any task": "no task has a region argument",
+                    "these tasks": "these tasks have no region argument"}.get(whose, f"{whose} has no region argument")
+        count = len(t.regions)
+        args = "one region argument" if count == 1 else f"{count} region arguments, 0 to {count - 1}"
+        return (f"no region argument of {whose} has a name (explain shows '-'): Legion knows a region only by a name "
+                "the program attaches to it, never by C++ variable names; select the argument by its index, "
+                f"`{format_statement(by_index)}` (task '{t.name}' has {args}), or name its region or partition in the "
+                'program: runtime->attach_name(region, "name")')
 
     @staticmethod
     def _every_point_hint(stmt, above: str) -> str:

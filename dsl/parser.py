@@ -942,6 +942,43 @@ def _region_list_hint(text: str, before: list[Token], token: Token) -> str | Non
     return f"{said}: write one statement per region, {written}"
 
 
+def _region_path_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a '.', '/' or '::' right after the task or region selector of a Region, Layout or CollectMemory statement
+    (`Region t temperature.halo CPU SYSMEM;`: a C++ member, a file path, a scoped name): that a region is selected
+    by one name or its index, with the statement written with the path's last name as the region where what follows
+    the path is the rest of the statement (up to a ';'); else None."""
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    head = before[start:]
+    if (token.value not in "./:" or len(head) < 2 or head[0].value not in ("Region", "Layout", "CollectMemory")
+            or head[-1].type not in ("IDENT", "STRING") or head[-1].end_pos != token.start_pos
+            or (len(head) > 2 and head[-2].type == "COMMA")):
+        return None
+    seq = [token, *(t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos)]
+    names, i = [head[-1]], 0
+    while i < len(seq) and seq[i].value in "./:" and seq[i].start_pos == names[-1].end_pos:
+        step = 2 if seq[i].value == ":" else 1  # `::`, two tokens
+        if step == 2 and (i + 1 >= len(seq) or seq[i + 1].value != ":"):
+            break
+        if i + step >= len(seq) or seq[i + step].type not in ("IDENT", "STRING"):
+            break
+        names.append(seq[i + step])
+        i += step + 1
+    if len(names) < 2:
+        return None
+    task_field = len(head) == 2  # the path in the task field: its first name taken for the task
+    said = ("the task and the region are separate fields; " if task_field else "") + (
+        "a region is selected by one name (one the program attached, as Legion knows it: `explain` lists them) or "
+        "by its argument index, not by a path")
+    string = f"(a name that holds '{token}{':' if token == ':' else ''}' itself is written as a string)"
+    end = next((j for j in range(i, len(seq)) if seq[j].type == "SEMICOLON"), None)
+    if end is None or (task_field and seq[i].type in ("IDENT", "STRING", "INT", "STAR")):  # a region follows it
+        return f"{said} {string}"
+    words = [*head[:-1], *(names[:1] if task_field else ()), names[-1], *seq[i:end]]
+    written = " ".join(t.value for t in words).replace(" , ", ",") + ";"
+    how = "write" if task_field else "any name along the argument's region tree selects it, such as the nearest,"
+    return f"{said}: {how} `{written}` {string}"
+
+
 def _statement_tokens(text: str, before: list[Token], token: Token) -> tuple[list[Token], list[Token] | None]:
     """The tokens of the statement around `token` (`before`: the tokens read before it): (those before it in the
     statement, `token` and those after it up to the ';', or None where no ';' follows)."""
@@ -1335,7 +1372,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             line, col, tok_text, (hint,), expected,
         )
 
-    hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts),
+    hints = [_region_list_hint(text, tokens, token), _region_path_hint(text, tokens, token),
+             _kinds_comma_hint(text, tokens, token, accepts),
              _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token),
              _layout_kind_hint(text, tokens, token), _collect_kind_hint(text, tokens, token)]
     texts = _texts(accepts)

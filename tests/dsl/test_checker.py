@@ -2160,3 +2160,25 @@ def test_e223_note_speaks_of_the_program_at_hand():
     assert "GEMM" not in note and "task_4" not in note and "stencil kernel" not in note, note
     assert ("only when the run's flags include -lg:safe_mapper (`legion_flags` in the application file, or after "
             "`--`)") in note, note
+
+
+@pytest.mark.parametrize("src,fixed", [
+    # a region written as a path (a C++ member, a file path, a scoped name): its last name, which the argument's
+    # name chain has (a partition, then the region it divides), selects it
+    ("Region calculate_new_currents all_nodes.rp_private GPU FBMEM;",
+     "Region calculate_new_currents rp_private GPU FBMEM;"),
+    ("Layout calculate_new_currents all_nodes/rp_private GPU SOA;", "Layout calculate_new_currents rp_private GPU SOA;"),
+    ("CollectMemory * all_nodes::rp_private;", "CollectMemory * rp_private;"),
+    # the task and the region joined by a '.': two fields
+    ("Region calculate_new_currents.rp_private GPU FBMEM;", "Region calculate_new_currents rp_private GPU FBMEM;"),
+])
+def test_e100_a_region_written_as_a_path_gets_the_statement(src, fixed, circuit, m14):
+    """`Region t a.b GPU FBMEM;`: a bare E100 ("unexpected '.'"); the hint says a region is selected by one name (or
+    its index) and writes the statement, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    assert info.value.diagnostic.message.startswith("unexpected '"), str(info.value)  # §11.2's message, unchanged
+    hints = info.value.diagnostic.hints
+    assert any("a region is selected by one name" in h and f"`{fixed}`" in h for h in hints), hints
+    assert diags(fixed, circuit, m14) == [], fixed

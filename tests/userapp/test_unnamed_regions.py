@@ -1,0 +1,75 @@
+"""A program that names none of its regions, as most Legion tutorials (tests/app/timed.cc: an index launch of `work`
+over an unnamed partition of an unnamed region): `explain` shows '-' for its argument, and a mapper that names a
+region (a C++ variable's name, say) gets E203 with a hint that says why and what to write instead: the argument's
+index, or a name attached in the program. Also a region written as a path (`data.pieces`), a syntax error (E100)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mapperopt.cli import main
+
+
+def check(capsys, *args) -> tuple[int, str]:
+    code = main(["check", *map(str, args)])
+    out = capsys.readouterr()
+    return code, " ".join((out.out + out.err).split())
+
+
+@pytest.mark.parametrize("written, whose, fixed", [
+    ("Region work pieces CPU SYSMEM;", "task 'work'", "Region work 0 CPU SYSMEM;"),
+    ("Layout work data_lp * SOA C_order;", "task 'work'", "Layout work 0 * SOA C_order;"),
+    # `*`: the hint names a task that has a region argument (the top-level task has none)
+    ("Region * pieces CPU SYSMEM;", "any task", "Region work 0 CPU SYSMEM;"),
+])
+def test_a_region_name_of_a_program_that_names_none_gets_the_index_and_attach_name(tmp_path, timed_exe, capsys,
+                                                                                   written, whose, fixed):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(written + "\n")
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 1 and "error[E203]: unknown region" in out, out
+    hint = out[out.index("hint:"):]
+    assert f"no region argument of {whose} has a name (explain shows '-')" in hint, out
+    assert "C++ variable names" in hint and "runtime->attach_name(" in hint, out
+    assert f"`{fixed}`" in hint, out
+    # the statement the hint writes checks clean against the program
+    mapper.write_text(fixed + "\n")
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 0 and "E203" not in out, out
+
+
+def test_explain_shows_the_unnamed_argument_as_a_dash(tmp_path, timed_exe, capsys):
+    """What the hint quotes: explain's row of the argument, with '-' as its name."""
+    mapper = tmp_path / "empty.dsl"
+    mapper.write_text("")
+    assert main(["explain", str(mapper), "--app", str(timed_exe)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^ +0 +- +SYSMEM ", out, re.M), out
+
+
+def test_a_region_written_as_a_path_gets_a_hint(tmp_path, timed_exe, capsys):
+    """`data.pieces`, as a C++ member or a file path: the DSL selects by one name, so the parser stops at the '.'
+    (E100) and its hint says what selects a region."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Region work data.pieces CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 1 and "error[E100]: unexpected '.'" in out, out
+    assert "hint: a region is selected by one name" in out and "or by its argument index" in out, out
+    assert "`Region work pieces CPU SYSMEM;`" in out, out
+
+
+def test_an_unknown_name_of_a_program_that_names_its_regions_says_where_names_come_from(tmp_path, pieces_exe,
+                                                                                        capsys):
+    """tests/app/pieces.cc names its region and partition; a C++ variable's name (`owned_lp`), close to none of
+    them, gets the names and a note: they are the attached ones, and an argument is also selected by its index."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Region fill owned_lp CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pieces_exe)
+    assert code == 1 and "hint: region names of task 'fill': block_0, blocks, cells" in out, out
+    assert "note: these are the names the program attached (runtime->attach_name(" in out, out
+    assert "never C++ variable names" in out and "`Region fill 0 CPU SYSMEM;`" in out, out
+    mapper.write_text("Region fill 0 CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pieces_exe)
+    assert code == 0 and "E203" not in out, out
