@@ -340,7 +340,9 @@ def cmake_snippet(legion: toolchain.Legion) -> str:
     lib_files = " ".join(f'"{legion.lib_dir}/lib{name}.so"' for name in legion.libs)
     options = " ".join(f'"{flag}"' for flag in libs if flag.startswith("-Wl,"))
     return "\n".join([
-        "# The Legion that mapperopt uses (from `mapperopt toolchain --cmake`). Then:",
+        "# The Legion that mapperopt uses (from `mapperopt toolchain --cmake`). Save it beside your CMakeLists.txt",
+        "# (`mapperopt toolchain --cmake > mapperopt.cmake`; again after reinstalling mapperopt) and, after project():",
+        "#   include(mapperopt.cmake)",
         "#   target_link_libraries(my_app PRIVATE mapperopt::legion)",
         *(['#   to run the program: eval "$(mapperopt toolchain --env)" first (it puts the libcuda.so.1 stand-in '
            "that Legion's library needs on LD_LIBRARY_PATH)"] if toolchain.cuda_stub_dir() is not None else []),

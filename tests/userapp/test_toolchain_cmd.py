@@ -4,9 +4,14 @@ environment and a DSL mapper, as a user would do it by hand."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from userapp_support import mapperopt
 
@@ -33,6 +38,8 @@ def test_run_by_hand_with_the_printed_environment(tmp_path, foreign_exe):
 def test_cmake_snippet_names_the_installed_legion(tmp_path):
     cmake = mapperopt("toolchain", "--cmake", cwd=tmp_path)
     assert "add_library(mapperopt::legion ALIAS mapperopt_legion)" in cmake
+    # saved and included as the header says (docs/own-app.md §2 does it: the test below)
+    assert "`mapperopt toolchain --cmake > mapperopt.cmake`" in cmake and "#   include(mapperopt.cmake)\n" in cmake
     include = cmake.split('target_include_directories(mapperopt_legion INTERFACE "')[1].split('"')[0]
     assert (Path(include) / "legion.h").is_file()
     libs = cmake.split("target_link_libraries(mapperopt_legion INTERFACE ")[1].split(")")[0]
@@ -62,8 +69,6 @@ def test_compile_for_a_program_prints_how_to_load_the_library_into_it(tmp_path, 
     """`compile --app PROG -o my.so` prints, besides the path, the command that loads the library into that program
     (the LD_PRELOAD shim), and that command, pasted, runs the program with the DSL mapper. It printed only the path,
     and the docs said to load it with `-mapper my.so`, a flag of mapperopt's benchmarks that the program ignored."""
-    import sys
-
     (tmp_path / "my.dsl").write_text(MAPPER)
     exe = Path(sys.executable).with_name("mapperopt")
     done = subprocess.run([str(exe), "compile", "my.dsl", "--app", f"{foreign_exe} -n 300", "-o", "my.so",
@@ -80,3 +85,25 @@ def test_compile_for_a_program_prints_how_to_load_the_library_into_it(tmp_path, 
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert [line.split()[-2] for line in ran.stdout.splitlines() if line.startswith("RAN Initialize Nodes")] == \
         ["1", "1", "1"]  # every point on CPU 1, as the DSL mapper says
+
+
+def test_the_cmake_build_docs_own_app_gives_builds_and_runs_a_program(tmp_path):
+    """docs/own-app.md §2's CMake path, pasted as written: its shell block (save the snippet, build, run) with the
+    CMakeLists.txt that includes the snippet builds a Legion program (tests/app/timed.cc as the docs' my_app.cc)
+    that runs. The docs said only `mapperopt toolchain --cmake  # or: a CMake target`, not to save and include it."""
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake on this machine")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "own-app.md").read_text()
+    section = doc[doc.index("## 2."):doc.index("## 3.")]
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```$", section, re.M | re.S)
+    lists = [text for lang, text in blocks if lang == "cmake"]
+    shell = [text for lang, text in blocks if lang == "sh" and "toolchain --cmake >" in text]
+    assert len(lists) == 1 and len(shell) == 1, blocks
+    (tmp_path / "CMakeLists.txt").write_text(lists[0])
+    shutil.copy(Path(__file__).resolve().parents[1] / "app" / "timed.cc", tmp_path / "my_app.cc")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    done = subprocess.run(["bash", "-ec", shell[0]], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=600)
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
+    assert "elapsed:" in done.stdout, done.stdout[-2000:]
