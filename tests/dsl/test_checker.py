@@ -2167,7 +2167,8 @@ def test_e223_note_speaks_of_the_program_at_hand():
     # name chain has (a partition, then the region it divides), selects it
     ("Region calculate_new_currents all_nodes.rp_private GPU FBMEM;",
      "Region calculate_new_currents rp_private GPU FBMEM;"),
-    ("Layout calculate_new_currents all_nodes/rp_private GPU SOA;", "Layout calculate_new_currents rp_private GPU SOA;"),
+    ("Layout calculate_new_currents all_nodes/rp_private GPU SOA;",
+     "Layout calculate_new_currents rp_private GPU SOA;"),
     ("CollectMemory * all_nodes::rp_private;", "CollectMemory * rp_private;"),
     # the task and the region joined by a '.': two fields
     ("Region calculate_new_currents.rp_private GPU FBMEM;", "Region calculate_new_currents rp_private GPU FBMEM;"),
