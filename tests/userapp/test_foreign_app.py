@@ -592,9 +592,9 @@ def test_a_run_stopped_by_a_diagnostic_without_position_is_told_to_add_a_stateme
     assert main(["run", "--app", program, "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run"),
                  "--", "-steps", "0"]) == 1
     out = " ".join(capsys.readouterr().out.split())
-    assert "error[E224]" in out, out
-    assert "at the position shown" not in out, out
-    assert "add the statement" in out, out
+    assert "error[E224]" in out and "hint: add `Tunable 11 = 2 int32;`" in out, out
+    suggestion = json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"]
+    assert "at the position shown" not in suggestion and "add the statement" in suggestion, suggestion
 
 
 @pytest.mark.parametrize("command", ["tune", "compare"])
