@@ -275,7 +275,7 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         explanation, suggestion = _layout_crash(result, raw, explanation, suggestion, catalog)
     if own and result.dsl is not None:
         suggestion = " ".join([_layout_text(catalog, "own_assert_first", without=context["without"],
-                                            command=_run_command(result)), suggestion])
+                                            command=suggested_run_command(result)), suggestion])
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
@@ -359,7 +359,8 @@ def _own_assertion(line: str) -> tuple[str, str] | None:
     found = _ASSERT_AT.search(line)
     if not found:
         return None
-    name = found["function"].split("(")[0].split()[-1] if found["function"].split("(")[0].split() else ""
+    head = found["function"].split("(")[0].split()  # `double update_task` of `double update_task(const ...)`
+    name = head[-1] if head else ""
     if not name or _NOT_OWN.search(found["path"]) or _NOT_OWN.search(name):
         return None
     return f"{found['path']}:{found['line']}", name
@@ -1213,7 +1214,7 @@ def _default_as_dsl(result: RunResult) -> str:
     return " ".join([*(f"Task {t} {kinds};" for t in tasks), regions, "Layout * * * SOA F_order;", *kept])
 
 
-def _run_command(result: RunResult, *options: str) -> str:
+def suggested_run_command(result: RunResult, *options: str) -> str:
     """The `mapperopt run` command that runs the run's application as the run did, with `options` (`--mapper FILE
     --profile`; none: without a DSL mapper): the options that shaped the run (--size, the --cpus and --gpus given,
     --csize, --fsize, --zsize, the arguments after `--`) carried over, so that it runs on the same machine."""
@@ -1240,8 +1241,8 @@ def _profiled_command(result: RunResult) -> str:
     if "app_file" in settings:  # a user's program: no expert mapper, and profiling is asked for
         keep = ["--keep-app-mapper"] if settings.get("own_mapper") and "--keep-app-mapper" not in \
             shlex.split(settings.get("app_options") or "") else []
-        return _run_command(result, "--mapper", _mapper_file(result), *keep, "--profile")
-    return _run_command(result, "--mapper", "expert")
+        return suggested_run_command(result, "--mapper", _mapper_file(result), *keep, "--profile")
+    return suggested_run_command(result, "--mapper", "expert")
 
 
 def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str, dict]) -> list[str]:
