@@ -92,19 +92,25 @@ NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELD
 # {executions}: "execution" or "executions", {execution}: the failed one's number). `default_crash`: the suggestion
 # after a crash (a signal without a message) where the mapper's Layout and Region statements give every instance what
 # Legion's default mapper gives ({data}: which layout and memories, "SOA F_order in SYSMEM"; {without}: as the rules').
+# `own_assert*`: after a failed assertion in the program's own source (rules.yaml says which text goes where).
 LAYOUT_FIELDS = {"suspect_verify": ("statements",), "try_verify": ("replacements",),
                  "suspect_crash": ("statements",), "try_crash": ("replacements",),
                  "suspect_timeout": ("statements",), "try_timeout": ("replacements",),
                  "reduction": ("selects",), "in_copies": ("path",), "in_runtime": ("path",),
                  "intermittent": ("passed", "executions", "execution"), "intermittent_suggest": (),
-                 "default_crash": ("without", "data")}
+                 "default_crash": ("without", "data"),
+                 "own_assert": ("where", "function", "without"),
+                 "own_assert_no_mapper": ("where", "function", "without"),
+                 "own_assert_suggest_no_mapper": ("where", "function", "without"),
+                 "own_assert_first": ("without", "command"), "own_assert_no_data": (), "own_assert_default": ("data",)}
 # The texts for a timeout of a DSL mapper that already places as a fast mapping does (every index launch over all the
 # processors of its kind, more than one; every instance in the memory closest to its processor), where placement
 # advice would repeat what it does: {spread} says what it does; after the suggestion, the `trace` text, or `trace_ran`
-# where the run left a trace ({file}: its name, {count}: its task mappings, {task} and {point}: the last one's).
+# where the run left a trace ({file}: its name, {count}: its task mappings, {task} and {point}: the last one's);
+# `unflushed`, after any timeout whose standard output ({file}) is empty.
 HANG_FIELDS = {"explain": ("timeout_s", "spread"), "suggest": ("without",),
                "suggest_baseline_finished": ("without",), "trace": (),
-               "trace_ran": ("file", "count", "task", "point")}
+               "trace_ran": ("file", "count", "task", "point"), "unflushed": ("file",)}
 # Every text section of a catalog beside its rules, with the keys the code fills and the fields each may use.
 TEXT_SECTIONS = {"generic": GENERIC_FIELDS, "performance": PERFORMANCE_FIELDS, "application": APPLICATION_FIELDS,
                  "app_verify": APP_VERIFY_FIELDS, "no_mapper": NO_MAPPER_FIELDS, "app_metric": APP_METRIC_FIELDS,

@@ -258,8 +258,24 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
             category = match.rule.app_category
     if rule == "crash-signal" and result.dsl is not None and (data := _default_data(result)):
         suggestion = _layout_text(catalog, "default_crash", without=context["without"], data=data)
+    if result.stage == "timeout" and (lost := _stdout_lost(result)):  # no sign of how far it got: say why
+        suggestion = " ".join([suggestion, lost])
+    own = _own_assertion(lines[match.line]) if rule == "assertion-failed" and match.line is not None else None
+    if own:  # not Legion's or the mapper's: whether the program fails on its own is the first thing to know
+        fields = {"where": own[0], "function": own[1], "without": context["without"]}
+        explanation = _layout_text(catalog, "own_assert" if result.dsl is not None else "own_assert_no_mapper",
+                                   **fields)
+        if result.dsl is None:
+            suggestion = _layout_text(catalog, "own_assert_suggest_no_mapper", **fields)
+        elif not _places_data(result.dsl):
+            suggestion = _layout_text(catalog, "own_assert_no_data")
+        elif data := _default_data(result):
+            suggestion = _layout_text(catalog, "own_assert_default", data=data)
     if rule in _CRASH_RULES and result.dsl is not None and result.stage in ("start", "run"):
         explanation, suggestion = _layout_crash(result, raw, explanation, suggestion, catalog)
+    if own and result.dsl is not None:
+        suggestion = " ".join([_layout_text(catalog, "own_assert_first", without=context["without"],
+                                            command=suggested_run_command(result)), suggestion])
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
@@ -330,6 +346,25 @@ def _reductions_under(stmt, desc) -> list[str]:
 # Where a failed assertion or Legion error comes from, by the source path in its line: Realm's data movement (copies,
 # fills and reductions between instances, whose layouts the mapper chose) rather than a kernel of the program.
 _RUNTIME_SOURCE = re.compile(r"(?P<path>(?:^|/)realm/(?P<part>transfer|dma)?[\w/]*\.(?:cc|h|inl)(?::\d+)?)")
+
+# A failed assert()'s line as the C library prints it: `prog: FILE:LINE: FUNCTION: Assertion `EXPR' failed.`; and
+# what marks FILE or FUNCTION as Legion's, Realm's or mapperopt's (its sources, headers, namespaces), not the program's.
+_ASSERT_AT = re.compile(r"(?P<path>[^\s:]+):(?P<line>\d+): (?P<function>.+?): Assertion [`']")
+_NOT_OWN = re.compile(r"(?:^|/)(?:legion|realm|legion-src|realm-src|mappers|mapperopt)/|\b(?:Legion|Realm|mapperopt)::")
+
+
+def _own_assertion(line: str) -> tuple[str, str] | None:
+    """(its FILE:LINE, its function's name) where `line` is a failed assertion in the program's own source, not in
+    Legion, Realm or mapperopt's mapper; None otherwise (or where the line names no file)."""
+    found = _ASSERT_AT.search(line)
+    if not found:
+        return None
+    head = found["function"].split("(")[0].split()  # `double update_task` of `double update_task(const ...)`
+    name = head[-1] if head else ""
+    if not name or _NOT_OWN.search(found["path"]) or _NOT_OWN.search(name):
+        return None
+    return f"{found['path']}:{found['line']}", name
+
 
 # The crash rules whose advice names the mapper's layout changes as suspects (a run that aborted or crashed).
 _CRASH_RULES = ("assertion-failed", "program-abort", "crash-signal", "legion-other-exception", "silent-abort",
@@ -575,6 +610,23 @@ def _trace_text(result: RunResult, texts: Mapping[str, str]) -> str:
                 "file": path.name, "count": count, "task": entry["task"],
                 "point": f" point ({', '.join(map(str, point))})" if isinstance(point, list) else ""})
     return " ".join(texts["trace"].split())
+
+
+def _stdout_lost(result: RunResult) -> str | None:
+    """The `hang` text `unflushed` where the timed-out run's standard output is empty (its log's stdout part): a
+    killed program loses what it printed and had not flushed, so that file shows nothing of how far it got; None
+    where it printed something, or where the log does not say."""
+    _, marker, stdout = (result.log or "").partition("--- stdout ---")
+    if not marker or stdout.strip():
+        return None
+    last = result.attempts[-1] if result.attempts else None
+    return lost_output_note(last.stdout if last and last.stdout else "stdout.txt")
+
+
+def lost_output_note(file: str) -> str:
+    """What an empty standard output `file` of a program killed at its time limit means, and how to see its progress
+    (the `hang` text `unflushed`)."""
+    return " ".join(load_catalog().hang["unflushed"].split()).format(file=file)
 
 
 def _default_data(result: RunResult) -> str | None:
@@ -1162,17 +1214,35 @@ def _default_as_dsl(result: RunResult) -> str:
     return " ".join([*(f"Task {t} {kinds};" for t in tasks), regions, "Layout * * * SOA F_order;", *kept])
 
 
+def suggested_run_command(result: RunResult, *options: str) -> str:
+    """The `mapperopt run` command that runs the run's application as the run did, with `options` (`--mapper FILE
+    --profile`; none: without a DSL mapper): the options that shaped the run (--size, the --cpus and --gpus given,
+    --csize, --fsize, --zsize, the arguments after `--`) carried over, so that it runs on the same machine."""
+    settings = result.settings or {}
+    words = [*shlex.split(settings.get("app_options") or "")] if "app_file" in settings else [result.app]
+    if "app_file" in settings and not words:  # a run recorded without `app_options`: an obvious template
+        words = ["--app", settings["app_file"] or "PROGRAM ITS-ARGUMENTS"]
+    if settings.get("size", "ci") != "ci":
+        words += ["--size", str(settings["size"])]
+    given = settings.get("given") or {}
+    for option in ("cpus", "gpus", "csize", "fsize", "zsize"):
+        value = given.get(option) if option in ("cpus", "gpus") else settings.get(option)
+        if value is not None:
+            words += [f"--{option}", str(value)]
+    words += options
+    if settings.get("extra_args"):
+        words += ["--", *settings["extra_args"]]
+    return shlex.join(["mapperopt", "run", *words])
+
+
 def _profiled_command(result: RunResult) -> str:
     """The `mapperopt run` command that measures the run's application with a DSL mapper and profiles it."""
     settings = result.settings or {}
-    size = f" --size {settings['size']}" if settings.get("size", "ci") != "ci" else ""
     if "app_file" in settings:  # a user's program: no expert mapper, and profiling is asked for
-        # `app_options`: how the run was given the program; a run recorded without it, an obvious template.
-        app = settings.get("app_options") or "--app " + shlex.quote(settings["app_file"] or "PROGRAM ITS-ARGUMENTS")
-        extra = f" -- {shlex.join(settings['extra_args'])}" if settings.get("extra_args") else ""
-        keep = " --keep-app-mapper" if settings.get("own_mapper") and "--keep-app-mapper" not in app else ""
-        return f"mapperopt run {app}{size} --mapper {shlex.quote(_mapper_file(result))}{keep} --profile{extra}"
-    return f"mapperopt run {result.app}{size} --mapper expert"
+        keep = ["--keep-app-mapper"] if settings.get("own_mapper") and "--keep-app-mapper" not in \
+            shlex.split(settings.get("app_options") or "") else []
+        return suggested_run_command(result, "--mapper", _mapper_file(result), *keep, "--profile")
+    return suggested_run_command(result, "--mapper", "expert")
 
 
 def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str, dict]) -> list[str]:

@@ -163,7 +163,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     from rich.markup import escape
     from rich.table import Table
 
-    from mapperopt.autoguide.explain import DSL_STAGES, program_traces, task_profile
+    from mapperopt.autoguide.explain import DSL_STAGES, program_traces, suggested_run_command, task_profile
 
     console = Console(highlight=False)
     s = result.settings
@@ -338,11 +338,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         # Edits or statements to try: the expert mapper is a file of the installed package, they go into a copy of it.
         cfg = load_config(result.app)
         path = shlex.quote(str(cfg.expert_path))
-        size = f" --size {s['size']}" if s["size"] != "ci" else ""
-        flags = f" -- {shlex.join(s['extra_args'])}" if s.get("extra_args") else ""  # the program's, as given
+        command = suggested_run_command(result, "--mapper", "my.dsl")  # with the options that shaped the run
         console.print(f"[bold]to apply it:[/] the expert mapper is {escape(path)}: copy it "
-                      f"(`cp {escape(path)} my.dsl`), edit the copy and run "
-                      f"`mapperopt run {result.app}{size} --mapper my.dsl{escape(flags)}`.")
+                      f"(`cp {escape(path)} my.dsl`), edit the copy and run `{escape(command)}`.")
 
 
 def status(console, text: str):

@@ -791,6 +791,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                             csize=csize, fsize=fsize, zsize=zsize)
     cfg = load_config(app)
     sz = cfg.size(size)
+    # the counts given (not the size's): advice's commands carry them, to run on the same machine
+    given = {k: v for k, v in (("cpus", cpus), ("gpus", gpus)) if v is not None}
     cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     timeout_s = sz.timeout_s if timeout_s is None else timeout_s
     min_time_s = sz.min_time_s if min_time_s is None else min_time_s
@@ -816,8 +818,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     run_dir, made = _new_run_dir(app, out_dir)
     with named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
-                    "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
-                    "iterations_flag": cfg.iterations_flag,
+                    "max_repeats": max_repeats, **memory, "given": given, "timeout_s": timeout_s,
+                    "min_time_s": min_time_s, "iterations_flag": cfg.iterations_flag,
                     "extra_args": [str(a) for a in extra_args]}
 
         def finish(**fields) -> RunResult:

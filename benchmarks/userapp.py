@@ -1708,6 +1708,10 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
         what = f"did not finish within {limit:g} s and was stopped"
         advice = ("If it only needs longer, give a larger --timeout or smaller problem arguments after `--`; to see "
                   f"whether it also hangs without mapperopt, {by_hand}")
+        if not out.strip():  # not a sign that it stopped before printing: killed, it lost what it had not flushed
+            from mapperopt.autoguide.explain import lost_output_note
+
+            advice += "\n" + lost_output_note("stdout.txt")
     else:
         if code < 0:
             what = f"was killed by signal {-code} ({signal_name(-code)})"
@@ -1755,6 +1759,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
     sz = replace(app.config.size(size), **memory)
     max_repeats = repeats if max_repeats is None else max_repeats
+    # the counts given (not the size's): advice's commands carry them, to run on the same machine
+    given = {k: v for k, v in (("cpus", cpus), ("gpus", gpus)) if v is not None}
     cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     given_timeout, timeout_s = timeout_s, sz.timeout_s if timeout_s is None else timeout_s
     if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
@@ -1769,7 +1775,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     run_dir, made = H._new_run_dir(app.name, out_dir)
     with H.named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
-                    "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
+                    "max_repeats": max_repeats, **memory, "given": given, "timeout_s": timeout_s,
                     "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
                     "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
                     "app_options": shlex.join(spec_words(app)),

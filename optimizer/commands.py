@@ -1955,7 +1955,10 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
     if parts and default_start and not own and refs == ["default"]:
         refs = []  # "keep Legion's default mapper" said it: the start is that mapping
-    if refs and not any(beats(n) for n in refs):
+    if refs and parts and start_file and not default_start and not any(beats(n) for n in refs):
+        # one program to keep: the user's start, or a reference measured significantly higher than it
+        parts = [_start_or_reference(summary, refs, start_file, parts[0], own)]
+    elif refs and not any(beats(n) for n in refs):
         top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
         use = "--mapper expert" if top == "expert" else "run without --mapper"
         names = [reference_name(n, own) for n in refs]
@@ -1980,6 +1983,32 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     if not parts:
         return None
     return next_line(parts, "run")
+
+
+def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_start: str, own: str | None) -> str:
+    """The one program to keep where the pick is not shown faster than the user's start (`keep_start` says to keep
+    it) and no candidate beat the references `refs`: the reference measured significantly higher than the start
+    (the highest such), else the start, with how the highest reference compared with it."""
+    measured, start = summary["measured"], summary["start"]
+    start_values = measured[start]["estimate"]["values"]
+    noisy_start = protocol.Estimate.from_json(measured[start]["estimate"]).noisy
+    compared = []
+    for n in sorted(refs, key=lambda n: -measured[n]["estimate"]["value"]):
+        c = protocol.compare(measured[n]["estimate"]["values"], start_values, protocol.MIN_INTERVAL_VALUES)
+        noisy = noisy_start or protocol.Estimate.from_json(measured[n]["estimate"]).noisy
+        compared.append((n, c, noisy))
+    name, c, noisy = compared[0]
+    ratio = f"{reference_name(name, own)} measured {c.ratio:.{c.decimals()}f}x your start program"
+    higher = [(n, c) for n, c, noisy in compared if c.significant and c.ratio > 1 and not noisy]
+    if higher:
+        name, c = higher[0]
+        use = "use it (--mapper expert)" if name == "expert" else "run without --mapper"
+        return (f"keep {reference_name(name, own)} ({use}): it measured significantly higher than your start "
+                f"program ({start_file}): {c.text()}, and no candidate beat it")
+    why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant else "not significant")
+    names = [reference_name(n, own) for n in refs]
+    which = f"{names[0]} is not" if len(names) == 1 else f"neither {names[0]} nor {names[1]} is"
+    return f"{keep_start}; {which} shown to be faster than it ({ratio}, {why})"
 
 
 def no_placement(processors: tuple[int, int, int] | None) -> str | None:

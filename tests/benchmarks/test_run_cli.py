@@ -237,12 +237,12 @@ def test_run_stopped_by_more_errors_than_shown_says_how_many(tmp_path, capsys, m
 def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch):
     """After a run of the expert mapper, the advice's statements go into a copy of the expert mapper's file: the
     output names that file (the installed one, the very text run) and the commands to copy it and run the copy, with
-    the program's flags the run was given (they were left out)."""
+    the program's flags and the --cpus the run was given (they were left out)."""
     monkeypatch.setenv("COLUMNS", "400")  # one line each
     capsys.readouterr()
     # A graph large enough for the tasks to fill the loop even on a loaded machine (at ci's, or with 1000 nodes per piece under
     # CI's load, the advice is against the runtime's overhead).
-    assert main(["run", "circuit", "--mapper", "expert", "--once", "--out", str(tmp_path / "run"),
+    assert main(["run", "circuit", "--cpus", "2", "--mapper", "expert", "--once", "--out", str(tmp_path / "run"),
                  "--", "-npp", "4000", "-wpp", "16000"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^suggestion: .*`[^`]+;`", out, re.M), out  # statements to try
@@ -250,7 +250,7 @@ def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch
     assert re.search(r"^No spread estimate: measured by a single execution, .* measure again with no --once\.$", out,
                      re.M), out
     where = re.search(r"^to apply it: the expert mapper is (\S+): copy it \(`cp (\S+) my\.dsl`\), edit the copy and "
-                      r"run `mapperopt run circuit --mapper my\.dsl -- -npp 4000 -wpp 16000`\.$", out, re.M)
+                      r"run `mapperopt run circuit --cpus 2 --mapper my\.dsl -- -npp 4000 -wpp 16000`\.$", out, re.M)
     assert where and where[1] == where[2], out
     cfg = load_config("circuit")
     assert Path(shlex.split(where[1])[0]).read_text() == cfg.expert_dsl()
