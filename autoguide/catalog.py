@@ -6,8 +6,8 @@ matches a pattern), a line matching `match` means `category`, explained by `expl
 `edits`. Rules are tried in file order and the first that matches wins, so specific rules come before generic ones.
 
 Templates (`explain`, `suggest`, and the string values of `edits`) use `{name}` fields, filled from the named groups
-of `match` and of `also` and from the run's context (`stage`, `exit_code`, `timeout_s`, `app`, `without`). A template
-field that no group of the rule and no context variable can supply is an error when the catalog is loaded.
+of `match` and of `also` and from the run's context (`stage`, `exit_code`, `timeout_s`, `app`, `without`, `command`). A
+template field that no group of the rule and no context variable can supply is an error when the catalog is loaded.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from mapperopt.errors import MapperoptError
 from mapperopt.records import STAGES
 
 SCHEMA = "mapperopt.autoguide-rules/1"
-# {without}: the mapper a run without --mapper uses, "Legion's default mapper" or the program's own (by name).
-CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app", "without")
+# {without}: the mapper a run without --mapper uses, "Legion's default mapper" or the program's own (by name);
+# {command}: the `mapperopt run` command of that run, with the options that shaped this one (and its --timeout after
+# a timeout), to copy.
+CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app", "without", "command")
 # Fields that AutoGuide computes from the run for a rule that `needs` them (the rule applies only when they are set):
 # {costly}: after a timeout, the mapper's mapping functions whose one evaluation makes more calls than check's
 # static evaluation allows (`explain._costly_functions`).
@@ -108,7 +110,7 @@ LAYOUT_FIELDS = {"suspect_verify": ("statements",), "try_verify": ("replacements
 # advice would repeat what it does: {spread} says what it does; after the suggestion, the `trace` text, or `trace_ran`
 # where the run left a trace ({file}: its name, {count}: its task mappings, {task} and {point}: the last one's);
 # `unflushed`, after any timeout whose standard output ({file}) is empty.
-HANG_FIELDS = {"explain": ("timeout_s", "spread"), "suggest": ("without",),
+HANG_FIELDS = {"explain": ("timeout_s", "spread"), "suggest": ("without", "command"),
                "suggest_baseline_finished": ("without",), "trace": (),
                "trace_ran": ("file", "count", "task", "point"), "unflushed": ("file",)}
 # Every text section of a catalog beside its rules, with the keys the code fills and the fields each may use.

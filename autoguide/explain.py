@@ -152,12 +152,20 @@ def _wrapped_text(dsl: str, edits: tuple[Edit, ...]) -> str | None:
 
 def _context(result: RunResult, own_mapper: str | None = None) -> dict[str, Any]:
     """The context fields of templates (catalog.CONTEXT_FIELDS); the exit status names the signal that killed the
-    process ("-8, SIGFPE"); {without}: `_without`."""
+    process ("-8, SIGFPE"); {without}: `_without`; {command}: `without_mapper_command`."""
     timeout, code = result.settings.get("timeout_s"), _exit_code(result)
     return {"stage": result.stage, "app": result.app,
             "exit_code": f"{code}, {signal_name(-code)}" if code is not None and code < 0 else code,
             "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?",
-            "without": _without(result, own_mapper)}
+            "without": _without(result, own_mapper), "command": without_mapper_command(result)}
+
+
+def without_mapper_command(result: RunResult) -> str:
+    """The `mapperopt run` command that runs the run's program without --mapper (`suggested_run_command`), with the
+    run's --timeout after a timeout, so that a hang there too is stopped as this run was."""
+    timeout = (result.settings or {}).get("timeout_s")
+    limit = ("--timeout", f"{timeout:g}") if result.stage == "timeout" and isinstance(timeout, (int, float)) else ()
+    return suggested_run_command(result, *limit)
 
 
 def _without(result: RunResult, own_mapper: str | None = None) -> str:
@@ -760,6 +768,8 @@ def _text(template: str, fields: Mapping[str, Any]) -> str:
         if not isinstance(value, str):
             return value
         value = _LINE_BREAK.sub(" ", value).strip()
+        if key == "command":  # to copy: whole
+            return value
         limit = MAX_REASON if key in ("reason", "default_reason") else MAX_FIELD
         if len(value) <= limit:
             return value

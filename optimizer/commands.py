@@ -1579,12 +1579,20 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     default = (readable_result(path) if path.is_file() else None) or {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
+        from mapperopt.autoguide.explain import without_mapper_command
+        from mapperopt.records import RunResult
+
         named = "the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper"
+        app_options = (default.get("settings") or {}).get("app_options")
+        try:  # a program: as the tune was asked to run it (as `_default_fails_everywhere` says); a benchmark: as it ran
+            run = f"`mapperopt run {shlex.join(_run_words(app_options, store.settings))}`" if app_options \
+                else f"`{without_mapper_command(RunResult.from_json(default))}`"
+        except (KeyError, TypeError, ValueError):
+            run = "`mapperopt run` with the same program and no --mapper"
         return MapperoptError(f"no iteration produced a working mapper, and {named} failed at stage "
                               f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
-                              hint="fix that first: `mapperopt run` with the same program and no --mapper runs it "
-                                   f"under {named} (its files: {path.parent})")
+                              hint=f"fix that first: {run} runs it under {named} (its files: {path.parent})")
     given = store.settings.get("timeout_s")
     if given is not None and {r.stage for r in store.records} == {"timeout"}:
         # The feedback blames each mapping; all of them too slow (Legion's default among them, with --start

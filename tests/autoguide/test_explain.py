@@ -321,6 +321,8 @@ def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
     _, slow = load("circuit-timeout_slow")
     rule = load_catalog().rule("timeout")
     said = " ".join(rule.suggest.replace("{without}", "Legion's default mapper").split())
+    # the run without --mapper to copy, with the run's time limit and its arguments
+    said = said.replace("{command}", "mapperopt run circuit --timeout 8 -- -l 100000")
     assert slow.dsl is not None and explain(slow).suggestion == said
     assert explain(slow).explanation.startswith("The run did not finish within")
     default = explain(dataclasses.replace(slow, dsl=None))
@@ -493,7 +495,8 @@ def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_
     output) gets that one named instead (tests/userapp/test_foreign_app.py runs such a program)."""
     _, slow = load("circuit-timeout_slow")
     said = " ".join(explain(slow).suggestion.split())
-    assert "past the limit without --mapper too (Legion's default mapper), the limit is the cause" in said, said
+    assert ("past the limit without --mapper too (Legion's default mapper: `mapperopt run circuit --timeout 8 -- -l "
+            "100000`), the limit is the cause") in said, said
     said = " ".join(explain(dataclasses.replace(slow, dsl=None)).explanation.split())
     assert "under Legion's default mapper (no DSL mapper ran)" in said, said
     _, aborted = load("circuit-aborting_mapper")

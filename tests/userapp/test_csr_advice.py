@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 
 from mapperopt.autoguide import explain
 from mapperopt.cli import main
@@ -51,10 +52,16 @@ def test_a_hang_under_a_mapper_that_spreads_everything_is_said_to_be_one(tmp_pat
     assert ("already runs every index launch (init_rows, init_nnz, spmv, update) over all 2 CPU processors and "
             "keeps every instance in SYSMEM") in text, text
     assert "more likely hangs" in text, text
-    assert suggestion.startswith("Run the same command once without --mapper (Legion's default mapper)"), suggestion
-    # it ran with --trace: the trace it left says how far the mapping got
-    assert "This run's trace, trace.jsonl, lists " in suggestion and "task mappings; the last is '" in suggestion, \
-        suggestion
+    # the command to copy: the run's options and time limit, without --mapper
+    without = shlex.join(["mapperopt", "run", "--app", f"{csr_exe} -n 20000 -s 4 -p 4", "--verify-pattern", "PASS",
+                          "--cpus", "2", "--timeout", "6"])
+    assert suggestion.startswith(f"Run the same command once without --mapper (Legion's default mapper): "
+                                 f"`{without}`"), suggestion
+    # it ran with --trace: the trace says how far the mapping got, not which task hung (Legion maps ahead)
+    assert "This run's trace, trace.jsonl, lists " in suggestion and "the last one the mapper placed is '" in \
+        suggestion, suggestion
+    assert "Legion maps tasks ahead of their execution" in suggestion, suggestion
+    assert "never finished holds the program up" not in suggestion, suggestion
     # In a search, Legion's default mapper finished the same program as the baseline: then the step is done.
     searched = explain(result, baselines={"default": 0.5}).suggestion
     assert searched.startswith("The time limit is long enough for the program itself: Legion's default mapper "

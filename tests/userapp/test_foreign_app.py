@@ -795,6 +795,8 @@ def test_a_failing_verification_under_the_programs_own_mapper_is_said_of_that_ma
     said = " ".join(capsys.readouterr().err.split())
     assert ("no iteration produced a working mapper, and the program's own mapper failed at stage verify too" in said
             and "runs it under the program's own mapper" in said), said
+    # the command to copy, with the tune's program and options (it said "`mapperopt run` with the same program")
+    assert f"fix that first: `mapperopt run --app {path}` runs it under" in said, said
     (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
     feedback = " ".join((root / "iter-001" / "feedback.txt").read_text().split())
     assert ("The program's own mapper ('first_cpu_mapper'), measured as the baseline with the same program and "
