@@ -23,7 +23,7 @@ from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_
                                    reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
-from mapperopt.dsl.formatter import format_program
+from mapperopt.dsl.formatter import format_program, selector_name
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError, UsageError, closest
@@ -829,8 +829,9 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        "when it replaced Legion's default mapper; else those launched with its mapper ID); below: "
                        "Legion's default mapping, which the others get")
         if e["regions"]:
-            labels = [(r["name"] or "-") + (" (one point's)" if r["name"] in e["one_point"] else "")
-                      for r in e["regions"]]
+            # a name as a statement selects it: quoted where it is no identifier ("grid.ghost")
+            labels = [(selector_name(r["name"]) if r["name"] else "-")
+                      + (" (one point's)" if r["name"] in e["one_point"] else "") for r in e["regions"]]
             width = max(len("region"), *map(len, labels))
             layouts = [_layout_text(r["layout"]) for r in e["regions"]]
             lw = max(len("layout"), *map(len, layouts))

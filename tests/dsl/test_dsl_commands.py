@@ -510,6 +510,30 @@ def test_explain_table_header_lines_up_with_short_region_names():
         assert lines[i + 1].index("SYSMEM") == lines[i].index("memory"), lines[i:i + 2]
 
 
+def test_explain_writes_a_region_name_that_is_no_identifier_as_a_selector_writes_it():
+    """A program that attaches "grid.ghost" to a partition: explain showed it bare, and copied into a statement it
+    is a syntax error (E100); shown as the DSL's string, the statement written from it checks clean."""
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.checker import check
+    from mapperopt.dsl.commands import _explanation_text, explain_decisions
+
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "heat", "discovered": True, "tasks": [
+        {"name": "stencil", "task_id": 2, "variants": ["CPU"], "launch": "index", "leaf": True, "domain": [4],
+         "regions": [{"index": 0, "names": ["grid.ghost", "grid"], "privilege": "read_only", "fields": ["u"],
+                      "field_sizes": [8]},
+                     {"index": 1, "names": ["owned", "grid"], "privilege": "read_write", "fields": ["u_new"],
+                      "field_sizes": [8]}]}],
+        "region_tree": [{"name": "grid", "kind": "region", "parent": None},
+                        {"name": "grid.ghost", "kind": "partition", "parent": "grid"},
+                        {"name": "owned", "kind": "partition", "parent": "grid"}]})
+    machine = parse_machine_spec("1x0x1")
+    lines = _explanation_text(explain_decisions(parse("Task * CPU;\n"), app, machine), machine).splitlines()
+    rows = {line.split()[1]: line for line in lines if line.startswith(("    0 ", "    1 "))}
+    assert set(rows) == {'"grid.ghost"', "owned"}, lines  # an identifier stays bare
+    assert check(parse('Region stencil "grid.ghost" CPU SYSMEM;\n'), app, machine) == []  # as shown
+
+
 def test_explain_reports_runtime_errors_per_point():
     result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
     assert result.exit_code == 1  # the mapper has errors: some of its points fail
