@@ -976,7 +976,14 @@ def _region_path_hint(text: str, before: list[Token], token: Token) -> str | Non
     words = [*head[:-1], *(names[:1] if task_field else ()), names[-1], *seq[i:end]]
     written = " ".join(t.value for t in words).replace(" , ", ",") + ";"
     how = "write" if task_field else "any name along the argument's region tree selects it, such as the nearest,"
-    return f"{said}: {how} `{written}` {string}"
+    if task_field or any(n.type != "IDENT" for n in names):
+        return f"{said}: {how} `{written}` {string}"
+    # The path may be one name the program attached ("grid.ghost"), which the parser cannot know: its string first.
+    joined = text[names[0].start_pos:names[-1].end_pos]
+    whole = " ".join([*(t.value for t in head[:-1]), f'"{joined}"', *(t.value for t in seq[i:end])]).replace(
+        " , ", ",") + ";"
+    return f"{said}: where the program attached '{joined}' as one name, write it as a string, `{whole}`; else {how} " \
+           f"`{written}`"
 
 
 def _statement_tokens(text: str, before: list[Token], token: Token) -> tuple[list[Token], list[Token] | None]:

@@ -2183,3 +2183,23 @@ def test_e100_a_region_written_as_a_path_gets_the_statement(src, fixed, circuit,
     hints = info.value.diagnostic.hints
     assert any("a region is selected by one name" in h and f"`{fixed}`" in h for h in hints), hints
     assert diags(fixed, circuit, m14) == [], fixed
+
+
+def test_e100_a_region_path_that_is_one_attached_name_gets_the_string_first():
+    """A program attached "grid.ghost" to a partition, and the mapper names it bare: the hint offered only the
+    nearest name, `ghost`, which the program does not have (an E203 next). The parser does not know the program's
+    names, so the hint offers the string first, for such a name, then the nearest; the string checks clean."""
+    from mapperopt.descriptions import AppDescription
+
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "heat", "discovered": True, "tasks": [
+        {"name": "stencil", "task_id": 2, "variants": ["CPU"], "launch": "index", "leaf": True, "domain": [4],
+         "regions": [{"index": 0, "names": ["grid.ghost", "grid"], "privilege": "read_only", "fields": ["u"],
+                      "field_sizes": [8]}]}],
+        "region_tree": [{"name": "grid", "kind": "region", "parent": None},
+                        {"name": "grid.ghost", "kind": "partition", "parent": "grid"}]})
+    with pytest.raises(DslSyntaxError) as info:
+        parse("Region stencil grid.ghost CPU SYSMEM;\n", "bad.dsl")
+    (hint,) = [h for h in info.value.diagnostic.hints if "a region is selected by one name" in h]
+    quoted, nearest = '`Region stencil "grid.ghost" CPU SYSMEM;`', "`Region stencil ghost CPU SYSMEM;`"
+    assert quoted in hint and nearest in hint and hint.index(quoted) < hint.index(nearest), hint
+    assert diags(quoted.strip("`"), app) == [], quoted
