@@ -1242,7 +1242,7 @@ def suggested_run_command(result: RunResult, *options: str) -> str:
     words += options
     if settings.get("extra_args"):
         words += ["--", *settings["extra_args"]]
-    return shlex.join(["mapperopt", "run", *words])
+    return shlex.join(["mapperopt", "run", *map(str, words)])  # every failure's texts have it: no value may stop them
 
 
 def _profiled_command(result: RunResult) -> str:
