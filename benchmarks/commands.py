@@ -667,9 +667,13 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
     if warnings.is_file():  # on stderr: with --json, stdout is the result alone
         click.echo(wrap_diagnostics(warnings.read_text()), err=True, nl=False)
+    from mapperopt.optimizer.measured_at import measured_elsewhere
+
+    elsewhere = measured_elsewhere(bench, mapper, result)  # a mapper that a tuning or comparison measured
     if as_json:
-        # result.json and the notes `run` prints after its table (docs/running.md)
-        click.echo(json.dumps({**result.to_json(), "notes": [n.to_json() for n in run_notes(result)]}, indent=2))
+        # result.json and the notes `run` prints after its table and after it (docs/running.md)
+        notes = [*run_notes(result), *([elsewhere] if elsewhere else [])]
+        click.echo(json.dumps({**result.to_json(), "notes": [n.to_json() for n in notes]}, indent=2))
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
         _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s,
@@ -678,9 +682,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
             if isinstance(bench, UserApp) and not result.ok and result.run_dir else None
         if moved:  # its failure is then likely the missing file's
             click.echo(f"note: {moved}")
-        from mapperopt.optimizer.measured_at import measured_elsewhere
-
-        if note := measured_elsewhere(bench, mapper, result):  # a mapper that a tuning or comparison measured
-            print_wrapped(Console(highlight=False), note, markup=False)
+        if elsewhere:
+            print_wrapped(Console(highlight=False), f"{elsewhere.title}: {elsewhere.text}", markup=False)
     if not result.ok:
         ctx.exit(1)

@@ -1189,7 +1189,8 @@ class RunNote:
         kind: what it is about, a stable name: "unchecked_failure" (the output says a check failed, and nothing but
             the exit status checks it), "unchecked_success" (the output says a check passed, and nothing but the
             exit status checks it), "memory_fallback" (R452), "unmatched_statement" (R453),
-            "must_epoch_override" (R455).
+            "must_epoch_override" (R455), "measured_elsewhere" (a tuning or comparison measured the mapper at other
+            settings, `mapperopt.optimizer.measured_at`).
         code: the mapper's note code ("R452", "R453", "R455"), or None for a note of mapperopt's own.
         text: the words, one line or several (R452's: a summary line, then one line for each skipped kind).
         title: the heading the table's output prints before `text`, or None (`text` alone).

@@ -9,10 +9,13 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mapperopt.errors import MapperoptError
 from mapperopt.records import RunResult
+
+if TYPE_CHECKING:
+    from mapperopt.benchmarks.userapp import RunNote
 
 TUNE_SETTINGS = "mapperopt.tune.settings/1"  # a tuning folder's, and each of a comparison's runs'
 
@@ -64,11 +67,12 @@ def _measurement(path: Path, folder: Path, settings: dict) -> dict:
     return _read(root / run_dirs[0] / "result.json").get("settings") or {} if run_dirs else {}
 
 
-def measured_elsewhere(bench: Any, mapper: str, result: RunResult) -> str | None:
-    """The note `run` prints after the result of `mapper` (the --mapper given) on the benchmark `bench` where that file
-    lies in a tuning or comparison folder that measured it at other settings than `result`'s (iteration count, size,
-    processors, memories, program arguments): what differs and the command that measures as the search did (at its
-    iteration count, uncalibrated: `--min-time 0`). None where they agree, or for another file."""
+def measured_elsewhere(bench: Any, mapper: str, result: RunResult) -> RunNote | None:
+    """The note `run` prints after the result of `mapper` (the --mapper given) on the benchmark `bench`, and `run
+    --json` gives last in its `notes`, where that file lies in a tuning or comparison folder that measured it at other
+    settings than `result`'s (iteration count, size, processors, memories, program arguments): what differs and the
+    command that measures as the search did (at its iteration count, uncalibrated: `--min-time 0`). None where they
+    agree, or for another file."""
     path = Path(mapper)
     folder = path.parent if path.name == "best.dsl" else \
         path.parent.parent if path.name == "mapper.dsl" and re.fullmatch(r"iter-\d+", path.parent.name) else None
@@ -128,5 +132,9 @@ def measured_elsewhere(bench: Any, mapper: str, result: RunResult) -> str | None
     if fixed:  # at the search's count as it is: no calibration from it
         words[at:at] = ["--min-time", "0"]
     search = "comparison" if isinstance(settings.get("compare"), str) else "tuning"
-    return (f"Note: the {search} measured this mapper with {joined_names(theirs_said)}, this run with "
-            f"{joined_names(ours_said)}: their figures are not comparable; to measure as it did: {shlex.join(words)}")
+    from mapperopt.benchmarks.userapp import RunNote
+
+    return RunNote("measured_elsewhere", None, (
+        f"the {search} measured this mapper with {joined_names(theirs_said)}, this run with "
+        f"{joined_names(ours_said)}: their figures are not comparable; to measure as it did: {shlex.join(words)}"),
+        title="Note")

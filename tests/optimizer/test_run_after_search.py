@@ -37,6 +37,12 @@ def run(capsys, *args: str) -> tuple[str, dict]:
     return out, json.loads((Path(args[args.index("--out") + 1]) / "result.json").read_text())
 
 
+def run_json(capsys, *args: str) -> dict:
+    """`mapperopt run --json` with `args`: the object it prints on stdout."""
+    assert main(["run", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def test_run_of_a_tunings_best_at_its_own_calibration_says_the_figures_differ(tuned, tmp_path, capsys):
     """run calibrated the tuned mapper to its own --min-time (0.5 s: another iteration count than the tuning's
     0.05 s), printed a figure unlike the tuning's, and said nothing of it."""
@@ -60,6 +66,26 @@ def test_run_of_a_tunings_best_at_its_own_calibration_says_the_figures_differ(tu
     copy.write_text(best.read_text())
     out, _ = run(capsys, "circuit", "--mapper", str(copy), *ONE, "--out", str(tmp_path / "c"))
     assert "not comparable" not in out, out
+
+
+def test_run_json_gives_the_note_among_its_notes(tuned, tmp_path, capsys):
+    """run --json of the tuned best at run's own calibration: its `notes` had no word that its figure is not
+    comparable with the tuning's; at the tuning's settings it has none."""
+    summary = json.loads((tuned / "summary.json").read_text())
+    theirs = measured_count(tuned, summary["measured"][summary["best"]]["run_dirs"][0])
+    best = tuned / "best.dsl"
+    data = run_json(capsys, "circuit", "--cpus", "2", "--mapper", str(best), *ONE, "--out", str(tmp_path / "a"))
+    ours = data["settings"]["iterations"]
+    command = f"mapperopt run circuit --cpus 2 --mapper {best} --min-time 0 -- -l {theirs}"
+    assert {"kind": "measured_elsewhere", "code": None,
+            "text": f"the tuning measured this mapper with -l {theirs} (--min-time 0.05), this run with -l {ours} "
+                    f"(--min-time 0.5): their figures are not comparable; to measure as it did: {command}"} \
+        in data["notes"], data["notes"]
+    words = shlex.split(command)[2:]
+    at = words.index("--")
+    data = run_json(capsys, *words[:at], *ONE, "--out", str(tmp_path / "b"), *words[at:])
+    assert data["settings"]["iterations"] == theirs
+    assert [n for n in data["notes"] if n["kind"] == "measured_elsewhere"] == [], data["notes"]
 
 
 def test_run_of_an_iteration_on_other_processors_names_them(tuned, tmp_path, capsys):
