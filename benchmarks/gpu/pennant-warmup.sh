@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whether the Pennant `gpu` mapper that the H200 evaluation measured at 4.1x the expert mapper (guided search, seed 1,
-# iteration 8 of reports/h200-eval/work/pennant/compare-e786742623) runs its cycles faster, or only moves a one-time
-# cost out of the timed window. Iteration 8 differs from iteration 6 (2.0e8 zone-cycles/s) by one statement,
+# iteration 8 of the comparison compare-e786742623 in reports/h200-eval) runs its cycles faster, or only moves a
+# one-time cost out of the timed window. Iteration 8 differs from iteration 6 (2.0e8 zone-cycles/s) by one statement,
 # `Region init_step_points rp_all_shared_p GPU ZCMEM,FBMEM;`, on a region that is empty at one piece; yet at 30 cycles
 # (2 untimed) iteration 6 timed 1.01 s and iteration 8 0.29 s, while their whole executions differed by 0.2 s.
 # Measures Legion's default mapper, the expert mapper and both iterations (their DSL read from the committed
@@ -65,7 +65,7 @@ if [ -n "${REPORT_FROM:-}" ]; then
   tar -xzf "$REPORT_FROM" -C "$work" && write_report && cat "$report"
   exit
 fi
-journal=reports/h200-eval/work/pennant/compare-e786742623/guided-2/state.jsonl.xz
+journal=$(find reports/h200-eval -path '*/pennant/compare-e786742623/guided-2/state.jsonl.xz')  # its seed-1 run
 python3 - "$journal" "$work" <<'EOF' || exit 1
 import json, lzma, sys
 with lzma.open(sys.argv[1], "rt") as f:
