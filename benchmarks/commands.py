@@ -24,7 +24,7 @@ from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
-                               options_after_separator)
+                               options_after_separator, processor_options)
 from mapperopt.records import Feedback, RunResult
 
 
@@ -519,11 +519,8 @@ def size_options(command):
         click.option("--size", default="ci", show_default=True,
                      help="Problem size (docs/running.md): ci, the tests' (tiny: a mapper changes little there); "
                           "small for tuning; gpu; tight."),
-        click.option("--cpus", type=click.IntRange(min=1), default=None,
-                     help="CPU processors (-ll:cpu) [default: the size's; tune and compare on CPUs: the cores less "
-                          "the utility processors, docs/tuning.md]."),
-        click.option("--gpus", type=click.IntRange(min=0), default=None,
-                     help="GPUs (-ll:gpu) [default: the size's]."),
+        processor_options("the size's; tune and compare on CPUs: the cores less the utility processors, "
+                          "docs/tuning.md"),
         click.option("--csize", type=click.IntRange(min=1), default=None,
                      help="System memory in MiB (-ll:csize) [default: the size's]."),
         click.option("--fsize", type=click.IntRange(min=1), default=None,

@@ -1364,14 +1364,16 @@ def discovery_command(app: UserApp, size: str, cpus: int | None = None, gpus: in
                           sz)
 
 
-def load_command(app: UserApp, so: Path, size: str = "ci", extra_args=()) -> str:
-    """The shell command that runs `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` does, with the
-    compiled mapper library `so` loaded through the LD_PRELOAD shim, to paste."""
+def load_command(app: UserApp, so: Path, size: str = "ci", extra_args=(), cpus: int | None = None,
+                 gpus: int | None = None) -> str:
+    """The shell command that runs `app` as `mapperopt run --app ... --size SIZE --cpus CPUS --gpus GPUS --
+    EXTRA_ARGS` does (counts None: the size's), with the compiled mapper library `so` loaded through the LD_PRELOAD
+    shim, to paste."""
     env = {**app.env, "MAPPEROPT_MAPPER": str(so.resolve()),
            **({"MAPPEROPT_KEEP_APP_MAPPER": "1"} if app.keep_app_mapper else {})}
     words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     return (f'eval "$(mapperopt toolchain --env)" && {words} LD_PRELOAD=$MAPPEROPT_PRELOAD '
-            f"{shlex.join(discovery_command(app, size, extra_args=extra_args))}")
+            f"{shlex.join(discovery_command(app, size, cpus, gpus, extra_args=extra_args))}")
 
 
 def discovered_as(app: UserApp, size: str, extra_args=()) -> str:

@@ -68,13 +68,15 @@ def read_record(record: Path) -> tuple[str, str, str]:
     return tuple(value)
 
 
-def machine_text(bench, size: str = "ci", app_args: tuple[str, ...] = ()) -> str:
+def machine_text(bench, size: str = "ci", app_args: tuple[str, ...] = (), cpus: int | None = None,
+                 gpus: int | None = None) -> str:
     """The machine a compile with --bench (`bench`: its name) or --app (a `UserApp`) and without --machine is checked
-    against, as it goes into the record's key: this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it
-    (the probe `check` uses, cached), as JSON text. Raises MapperoptError when it cannot be probed."""
+    against, as it goes into the record's key: this machine as `mapperopt run BENCH --size SIZE --cpus CPUS --gpus
+    GPUS -- APP_ARGS` sees it (the probe `check` uses, cached; counts None: not given), as JSON text. Raises
+    MapperoptError when it cannot be probed."""
     from mapperopt.probe import run_probe_json
 
-    return json.dumps(run_probe_json(bench, size, app_args), sort_keys=True)
+    return json.dumps(run_probe_json(bench, size, app_args, cpus, gpus), sort_keys=True)
 
 
 def _arguments(args: list[str]) -> dict | None:

@@ -16,6 +16,7 @@ from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.compiler.cached import machine_text, read_record, record_path
 from mapperopt.dsl.commands import DslFile, MapperCommand
 from mapperopt.errors import MapperoptError
+from mapperopt.options import processor_options
 from mapperopt.files import cannot_write, write_atomically
 
 
@@ -50,19 +51,21 @@ def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | No
 @discovery_options
 @click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
               help="Check against a hypothetical machine instead, e.g. 1x4.")
+@processor_options()
 @click.option("--size", default=None, metavar="SIZE",
               help="With --bench or --app: check against the launch domains of a run at this size [default: ci].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, size,
-                app_args):
+def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus,
+                gpus, size, app_args):
     """Compile a DSL mapper to a shared library: mapperopt's benchmarks load it with `-mapper PATH.so`, any other
     Legion program through the LD_PRELOAD shim (`mapperopt toolchain --env`; with --app, the command is printed).
 
     Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
     to stderr; errors exit with status 1. With --bench, the launch domains checked are those of `mapperopt run
     BENCH --size SIZE -- APP_ARGS` (APP_ARGS: the run's own flags after `--`, e.g. `-- -p 8`), on this machine as
-    that run sees it (probed with Legion, as `check` does) unless --machine describes another. With --app, your own
-    program takes the place of the benchmark, as in `check --app` (APP_ARGS: its run's flags, as `run` takes them).
+    that run sees it (probed with Legion, as `check` does; --cpus and --gpus as `run` takes them) unless --machine
+    describes another. With --app, your own program takes the place of the benchmark, as in `check --app`
+    (APP_ARGS: its run's flags, as `run` takes them).
     """
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
     from mapperopt.dsl.checker import check as check_program
@@ -70,21 +73,22 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
                                         sized_machine, unchecked_note)
     from mapperopt.dsl.parser import parse, read_source
 
-    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus, gpus)
     with exit_on_syntax_error(file):
         text = read_source(file)
     given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
     app, described, target = None, "", bench
-    if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
+    counted = cpus is not None or gpus is not None
+    if app_spec or (bench and (size not in (None, "ci") or app_args or counted)):  # the application describes that run
         target, app, _, variants = sized_app(bench, app_spec, size or "ci", app_args, given, keep_app_mapper,
-                                             timeout_s, rediscover)
+                                             timeout_s, rediscover, cpus, gpus)
         if variants:
             click.echo(variants, err=True)
         if app_spec:  # check the launches of a run with this mapper's tunable answers, as `check` does
             with exit_on_syntax_error(file):
                 program = parse(text, file)
             app, note = answered_app(target, app, program, check_program(program, app), size or "ci", app_args,
-                                     timeout_s)
+                                     timeout_s, cpus, gpus)
             if note:
                 click.echo(note, err=True)
         described = json.dumps(app.to_json(), sort_keys=True)
@@ -98,9 +102,9 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
         machine = given
         if target or app_args:  # its size's and flags' memories shape the machine: the record answers only for that one
             probed = json.dumps(machine.to_json(), sort_keys=True)
-    elif target:
+    elif target or counted:  # without a program, this machine with the run's counts
         try:
-            probed = machine_text(target, size or "ci", tuple(app_args))
+            probed = machine_text(target, size or "ci", tuple(app_args), cpus, gpus)
             machine = MachineDescription.from_json(json.loads(probed))
         except MapperoptError as exc:
             probe_error = exc
@@ -113,7 +117,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
         if bench and app is None:  # the stored description of size ci, read only when compiling
             app = load_app(bench)
         so_path, cpp_path, messages = compile_or_exit(text, file, app, machine,
-                                               unchecked_note(target, machine_spec, probe_error))
+                                               unchecked_note(target, machine_spec is not None or counted, probe_error))
         record.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(record, json.dumps([so_path, cpp_path, messages]))
     if messages:
@@ -129,4 +133,4 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
         from mapperopt.benchmarks.userapp import load_command
 
         click.echo(f"to load it into {target.name} (not with -mapper, a flag of mapperopt's benchmarks only), run:\n"
-                   f"{load_command(target, Path(output or so_path), size or 'ci', app_args)}", err=True)
+                   f"{load_command(target, Path(output or so_path), size or 'ci', app_args, cpus, gpus)}", err=True)

@@ -27,7 +27,7 @@ from mapperopt.dsl.formatter import format_program, selector_name
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError, UsageError, closest
-from mapperopt.options import defer_refusal, errors_as_json, options_after_separator
+from mapperopt.options import defer_refusal, errors_as_json, options_after_separator, processor_options
 from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -157,30 +157,32 @@ def unprobed(exc: MapperoptError) -> str:
             f"{exc.message.splitlines()[0]}; {exc.hint or 'give --machine, e.g. 1x4'})")
 
 
-def unchecked_note(bench: str | None, machine_spec: str | None, probe_error: MapperoptError | None = None
+def unchecked_note(bench: str | None, machine_given: bool, probe_error: MapperoptError | None = None
                    ) -> str | None:
     """A note naming what a compile could not check, or None: names without a program (`bench`: --bench or --app);
-    the mapping functions at every launch point without one and --machine, or when this machine could not be probed
-    (`probe_error`)."""
+    the mapping functions at every launch point without one and a machine given (`machine_given`: --machine, or
+    --cpus or --gpus), or when this machine could not be probed (`probe_error`)."""
     missing = []
     if not bench:
         missing.append(UNCHECKED_NAMES)
     if probe_error is not None:
         missing.append(unprobed(probe_error))
-    elif not bench and not machine_spec:
+    elif not bench and not machine_given:
         missing.append("mapping functions at every launch point (give --machine, e.g. 1x4)")
     return "note: not checked: " + "; ".join(missing) if missing else None
 
 
-def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescription:
-    """This machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it (`mapperopt.probe.run_probe_json`).
+def run_machine(bench, size: str, app_args: tuple[str, ...], cpus: int | None = None,
+                gpus: int | None = None) -> MachineDescription:
+    """This machine as `mapperopt run BENCH --size SIZE --cpus CPUS --gpus GPUS -- APP_ARGS` sees it
+    (`mapperopt.probe.run_probe_json`; counts None: not given).
 
     Raises:
         MapperoptError: the size does not exist, or the probe failed (no Legion, or GPUs without a driver).
     """
     from mapperopt.probe import run_probe_json
 
-    return MachineDescription.from_json(run_probe_json(bench, size, app_args))
+    return MachineDescription.from_json(run_probe_json(bench, size, app_args, cpus, gpus))
 
 
 class MapperCommand(click.Command):
@@ -221,9 +223,15 @@ def displaced_note(app: AppDescription | None) -> str | None:
 
 
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
-                   keep_app_mapper=False, timeout_s=None, rediscover=False) -> None:
-    """Refuses flags after `--` without a program to pass them to, --size without a program to size, and the
-    `discovery_options` without --app (check, explain, compile)."""
+                   keep_app_mapper=False, timeout_s=None, rediscover=False, machine_spec: str | None = None,
+                   cpus: int | None = None, gpus: int | None = None) -> None:
+    """Refuses flags after `--` without a program to pass them to, --size without a program to size, the
+    `discovery_options` without --app, and --cpus or --gpus (the run's processors on this machine) with --machine
+    (another machine) (check, explain, compile)."""
+    counts = counts_given(cpus, gpus)
+    if counts and machine_spec is not None:
+        raise UsageError(f"{counts[0]} and --machine describe two machines ({shlex.join(counts)}: the run's "
+                         f"processors on this one; --machine {machine_spec}: another): give one")
     given = [o for o, v in (("--keep-app-mapper", keep_app_mapper), ("--timeout", timeout_s),
                             ("--rediscover", rediscover)) if v]
     if bench and app_spec:
@@ -237,9 +245,16 @@ def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str 
                          "--bench NAME or --app")
 
 
+def counts_given(cpus: int | None, gpus: int | None) -> list[str]:
+    """`--cpus N --gpus M` as given (None: not given), to paste into a `mapperopt run` command."""
+    return [word for option, count in (("--cpus", cpus), ("--gpus", gpus)) if count is not None
+            for word in (option, str(count))]
+
+
 def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
               machine: MachineDescription | None = None, keep_app_mapper: bool = False,
-              timeout_s: float | None = None, rediscover: bool = False) -> tuple:
+              timeout_s: float | None = None, rediscover: bool = False, cpus: int | None = None,
+              gpus: int | None = None) -> tuple:
     """(what runs: a benchmark's name, a user's program or None; its description; the `mapperopt run` command whose
     launch domains it has; a note on where its variants come from, or None) for a run of `bench` or `--app` at
     `size` with `app_args` (the run's flags after `--`). The stored description serves a benchmark at size ci
@@ -249,26 +264,32 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     them; `parse_machine_spec` has refused `-ll:cpu`/`-ll:gpu` flags that contradict it), keeping, on a machine
     with GPUs, the committed description's variants when this build has no CUDA (`_cuda_variants`). A user's
     program is discovered by running it here, with the size's counts (`discovery_options`: `keep_app_mapper`,
-    `timeout_s`, `rediscover`)."""
-    from mapperopt.benchmarks.apps import describe_app
+    `timeout_s`, `rediscover`). `cpus` and `gpus`, as `run --cpus --gpus` takes them, replace the size's counts
+    (None: not given; `check_run_args` refused them with `machine`)."""
+    from mapperopt.benchmarks.apps import describe_app, require_one_value
 
     flags = ["--", *app_args] if app_args else []
+    counts = counts_given(cpus, gpus)
     if app_spec:
         from mapperopt.benchmarks.userapp import resolve_app
 
         target = resolve_app(app_spec, keep_app_mapper=keep_app_mapper or None)
-        desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
-                                                     refresh=rediscover))
+        require_one_value(target, app_args, cpus=cpus, gpus=gpus)  # as `run` refuses them
+        desc = AppDescription.from_json(describe_app(target, size, cpus, gpus, extra_args=tuple(app_args),
+                                                     timeout_s=timeout_s, refresh=rediscover))
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
-                 *(("--keep-app-mapper",) if keep_app_mapper else ()), *flags)
+                 *(("--keep-app-mapper",) if keep_app_mapper else ()), *counts, *flags)
         keep = ["--keep-app-mapper"] if keep_app_mapper else []
         return target, dataclasses.replace(desc, given_as=given), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *flags])}`", None  # to paste
-    run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
-    if not bench or (size == "ci" and not app_args and (machine is None or bench not in COUNT_GRIDS)):
+            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *counts, *flags])}`", \
+            None  # to paste
+    run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *counts, *flags])}`"
+    if bench and counts:
+        require_one_value(bench, app_args, cpus=cpus, gpus=gpus)
+    if not bench or (size == "ci" and not app_args and (machine is None and not counts or bench not in COUNT_GRIDS)):
         return bench, load_app(bench) if bench else None, run_cmd, None
     if machine is None:
-        return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd, None
+        return bench, AppDescription.from_json(describe_app(bench, size, cpus, gpus, tuple(app_args))), run_cmd, None
     cpus, gpus = (sum(machine.count(kind, n) for n in range(machine.nodes)) for kind in ("CPU", "GPU"))
     args = [str(a) for a in app_args]
     rest = tuple(a for k, a in enumerate(args)  # the counts are the machine's (those flags agree with it)
@@ -357,32 +378,33 @@ size_option = click.option(
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
 @discovery_options
 @machine_option
+@processor_options()
 @click.option("--size", default=None, metavar="SIZE",
               help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, size, app_args):
+def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus, gpus, size, app_args):
     """Check a DSL mapper for errors; exits with status 1 if there is any.
 
     With --bench, names, kinds and launches are checked against the benchmark's description (with --app, against
     the description discovered by running your program; a selector that matches no task or region of it is an
     error, but a task name that is no near-miss of one the program ran only a warning: other flags may launch it),
     and every mapping function is evaluated at every launch point of the machine: this machine as `run`
-    sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
-    the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
-    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too). With --size or flags,
-    the launch domains are those of a run on --machine's processors in all (`-ll:cpu`/`-ll:gpu` after `--` must
-    agree with it). The lines after the summary say which machine and which launch domains were checked; the lines
-    the mapper's print statements write during the evaluation come first, under `print output of the static
-    evaluation`.
+    sees it (probed with Legion; --cpus and --gpus as `run` takes them), or the one --machine describes. APP_ARGS
+    (after `--`, with --bench or --app) are the run's own flags, as `run` takes them: `-- -p 8` checks the launch
+    domains of a run with `-p 8` (with --app, the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM
+    (--machine's too). With --size or flags, the launch domains are those of a run on --machine's processors in all
+    (`-ll:cpu`/`-ll:gpu` after `--` must agree with it), or on --cpus and --gpus. The lines after the summary say
+    which machine and which launch domains were checked; the lines the mapper's print statements write during the
+    evaluation come first, under `print output of the static evaluation`.
     """
-    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus, gpus)
     text = _read_source_or_exit(file, diagnostic_to_stdout=True)
     program = _parse_or_exit(text, file, diagnostic_to_stdout=True)
     size = size or "ci"
     notes = []
     machine = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
     target, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, machine, keep_app_mapper, timeout_s,
-                                               rediscover)
+                                               rediscover, cpus, gpus)
     if machine is not None:
         machine = sized_machine(machine_spec, target, size, app_args)
     if target:
@@ -401,15 +423,17 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
             notes.append(warning)
     else:
         try:
-            machine = run_machine(target, size, tuple(app_args))
-            how = f"as {run_cmd} sees it" if target else "Legion's default of one CPU"
+            machine = run_machine(target, size, tuple(app_args), cpus, gpus)
+            counts = counts_given(cpus, gpus)
+            how = f"as {run_cmd} sees it" if target else \
+                f"Legion's default with {shlex.join(counts)}" if counts else "Legion's default of one CPU"
             notes.append(f"machine: this one ({how}), {machine.describe()}; --machine checks another")
         except MapperoptError as exc:
             notes.append(f"note: not checked: {unprobed(exc)}")
     printed = io.StringIO()
     diags = check_program(program, app, machine, printed)
     if app_spec:
-        answered, note = answered_app(target, app, program, diags, size, app_args, timeout_s)
+        answered, note = answered_app(target, app, program, diags, size, app_args, timeout_s, cpus, gpus)
         if note:
             notes.append(note)
         if answered is not app:
@@ -428,16 +452,17 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         raise click.exceptions.Exit(1)
 
 
-def answered_app(target, app: AppDescription, program, diags, size: str, app_args,
-                 timeout_s) -> tuple[AppDescription, str | None]:
+def answered_app(target, app: AppDescription, program, diags, size: str, app_args, timeout_s,
+                 cpus: int | None = None, gpus: int | None = None) -> tuple[AppDescription, str | None]:
     """(the description of the program `target` as a run with `program` launches it, a note for stderr or None):
     `app`, discovery's, unless `diags` (`program` checked against `app`) says that `program` answers a tunable
     otherwise than discovery did (W323), then the program discovered again with `program`'s answers, since that
-    run may launch other points (`app` still, with a note, when that discovery fails). For check and compile."""
+    run may launch other points (`app` still, with a note, when that discovery fails); on `cpus` CPUs and `gpus`
+    GPUs (None: the size's). For check and compile."""
     if not any(d.code == "W323" for d in diags):
         return app, None
     try:
-        answered, answers = _rediscovered(target, app, program, size, app_args, timeout_s)
+        answered, answers = _rediscovered(target, app, program, size, app_args, timeout_s, cpus, gpus)
     except MapperoptError as exc:
         why = exc.message.splitlines()[0]
         return app, (f"note: discovering again with this mapper's tunable answers failed ({why}): the launch "
@@ -446,8 +471,8 @@ def answered_app(target, app: AppDescription, program, diags, size: str, app_arg
                       "checked are those of a run with them")
 
 
-def _rediscovered(target, app: AppDescription, program, size: str, app_args,
-                  timeout_s) -> tuple[AppDescription, str]:
+def _rediscovered(target, app: AppDescription, program, size: str, app_args, timeout_s, cpus: int | None,
+                  gpus: int | None) -> tuple[AppDescription, str]:
     """(`app` discovered again with the recording mapper answering `program`'s Tunable statements, as a run with
     `program` answers them; its answers as text, "11 = 4"). Its tunables are `app`'s (that discovery does not record
     the ones the DSL answers), with `program`'s answers."""
@@ -457,8 +482,8 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args,
 
     answers = {s.id: s for s in program.statements if isinstance(s, A.TunableStmt)}  # the latest of an ID wins
     text = "".join(f"{format_statement(s)}\n" for s in answers.values())
-    desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
-                                                 tunables=text))
+    desc = AppDescription.from_json(describe_app(target, size, cpus, gpus, extra_args=tuple(app_args),
+                                                 timeout_s=timeout_s, tunables=text))
     tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t
                      for t in app.tunables)
     return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as),

@@ -119,7 +119,8 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
                    gpus: int | None = None, memory: dict[str, int] | None = None) -> dict:
     """The machine description (`probe_json`) of this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees
     it: the size's processor counts, memory sizes and the memories its flags create (`-ll:rsize` makes RDMEM);
-    `bench` is a benchmark's name or a user's program (`userapp.UserApp`); without one, Legion's default of one CPU.
+    `bench` is a benchmark's name or a user's program (`userapp.UserApp`); without one, Legion's default of one CPU
+    (or `cpus`, and `gpus`).
     `cpus`, `gpus` and `memory` (MiB by "csize", "fsize", "zsize") replace the size's, as `run --cpus`, `--gpus`,
     `--csize`... do. Probed with Legion once per machine and command line (cached): `check`, `compile --bench` and
     the run itself all ask here, so they check against one machine.
@@ -128,7 +129,7 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
         MapperoptError: the size does not exist, or the probe failed (no Legion, or GPUs without a driver).
     """
     if not bench:
-        return probe_json(cached=True)
+        return probe_json(cpus, gpus, cached=True)
     from dataclasses import replace
 
     from mapperopt.benchmarks.apps import (_app_args, _machine_flags, _override_flags, load_config, processor_counts,

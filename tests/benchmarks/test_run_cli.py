@@ -446,7 +446,7 @@ def test_another_commands_option_is_named_in_every_form_with_what_this_command_t
     circuit --iters=3` "flags for the program go after `--`") and after `--` (`-- --mapper=x`: "did you mean
     -mapper?"); `machine -- --json` sent the user to `run` though --json is machine's own option; and several hints
     stopped at "not of X" where X takes the same thing another way (`run --bench circuit`, `run --domain 4`, `run
-    --machine 2x4`, `check --gpus 1`, `check FILE circuit`). Each says what to do; still a usage error (2)."""
+    --machine 2x4`, `explain --gpus 1`, `check FILE circuit`). Each says what to do; still a usage error (2)."""
     dsl = "configs/circuit.dsl"
     iters = ("--iters is an option of `mapperopt tune` and `mapperopt compare`, not of run: run measures one mapper, "
              "--repeats N times (or --once)\n")
@@ -481,8 +481,8 @@ def test_another_commands_option_is_named_in_every_form_with_what_this_command_t
              "error: No such option '--machine': --machine is an option of `mapperopt check`, `mapperopt explain` "
              "and `mapperopt compile`, not of run: run measures on this machine (`mapperopt machine` shows it), "
              "--cpus and --gpus set the processors it uses\n"),
-            (["check", dsl, "--gpus", "1", "--bench", "circuit"],
-             "not of check: check describes a machine with --machine NODESxGPUS[xCPUS], e.g. `--machine 1x2x4` "
+            (["explain", dsl, "--gpus", "1", "--bench", "circuit"],
+             "not of explain: explain describes a machine with --machine NODESxGPUS[xCPUS], e.g. `--machine 1x2x4` "
              "(one node of two GPUs and four CPUs); without it, the machine `run` sees\n"),
             (["explain", dsl, "--cpus=2"], "not of explain: explain describes a machine with --machine"),
             (["compare", "circuit", "--optimizer=guided"],

@@ -1133,3 +1133,43 @@ def test_explain_of_a_mapper_with_errors_says_it_stops_at_them(tmp_path):
     assert result.output.rstrip("\n").splitlines()[-1] == (
         "explain stops at errors: it shows no decisions of a mapper with any; fix them as the hints say, or remove "
         "(or comment out) the statements they name, then explain again"), result.output
+
+
+# One CPU per launch point of circuit's index launches (two at size ci).
+PER_POINT = ("m = Machine(CPU);\ndef per_point(Task task) { return m[0, task.ipoint[0]]; }\n"
+             "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages per_point;\n")
+
+
+def test_check_and_compile_take_the_runs_cpus_and_gpus(tmp_path, capsys):
+    """`check prog.dsl --cpus 2` was refused (only --machine described another machine), while `run --cpus 2` runs
+    the program on 2 CPUs of this machine: --cpus and --gpus mean in check and compile what they mean in `run`, the
+    run's processors on this machine, as `-- -ll:cpu 2` does; a count --machine or the run's flags contradict is
+    refused."""
+    from mapperopt.cli import main
+
+    path = tmp_path / "per_point.dsl"
+    path.write_text(PER_POINT)
+    for command in ("check", "compile"):
+        result = run(command, str(path), "--bench", "circuit")
+        assert result.exit_code == 1 and "error[E205]" in result.output, result.output  # one CPU: index 1 too far
+        result = run(command, str(path), "--bench", "circuit", "--cpus", "2")
+        assert result.exit_code == 0, result.output
+        capsys.readouterr()
+        assert main([command, str(path), "--bench", "circuit", "--cpus", "2", "--machine", "1x0x2"]) == 2
+        assert "--cpus and --machine describe two machines" in capsys.readouterr().err
+        assert main([command, str(path), "--bench", "circuit", "--cpus", "1", "--", "-ll:cpu", "2"]) == 2
+        assert "--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in capsys.readouterr().err
+    result = run("check", str(path), "--bench", "circuit", "--cpus", "2")
+    assert "machine: this one (as `mapperopt run circuit --size ci --cpus 2` sees it), 1 node of 2 CPUs" \
+        in result.output, result.output
+    flagged = run("check", str(path), "--bench", "circuit", "--", "-ll:cpu", "2").output
+    said = [line for line in flagged.splitlines() if not line.startswith("[mapperopt] buil")]  # a first build's
+    assert result.output.replace("--cpus 2", "-- -ll:cpu 2").splitlines() == said
+    result = run("check", str(path), "--cpus", "3")  # no program: this machine with the run's processors
+    assert "machine: this one (Legion's default with --cpus 3), 1 node of 3 CPUs" in result.output, result.output
+    # COSMA's grid follows the run's processor count: at size ci on 4 CPUs the run's (1, 2, 2)
+    path.write_text('m = Machine(CPU);\ndef f(Task task) { print("{}", task.ispace); return m[0, 0]; }\n'
+                    "IndexTaskMap task_4 f;\nLayout * * * C_order;\n")
+    result = run("check", str(path), "--bench", "cosma", "--cpus", "4")
+    assert result.exit_code == 0 and "(1, 2, 2)" in result.output, result.output
+    assert "launch domains: those of `mapperopt run cosma --size ci --cpus 4`" in result.output

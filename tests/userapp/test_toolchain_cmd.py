@@ -65,14 +65,16 @@ def test_the_printed_flags_find_legions_mapper_headers(tmp_path):
     assert any((Path(d.strip('"')) / "default_mapper.h").is_file() for d in include.split()), include
 
 
-def test_compile_for_a_program_prints_how_to_load_the_library_into_it(tmp_path, foreign_exe):
+@pytest.mark.parametrize("cpus", [["--", "-ll:cpu", "2"], ["--cpus", "2"]])
+def test_compile_for_a_program_prints_how_to_load_the_library_into_it(tmp_path, foreign_exe, cpus):
     """`compile --app PROG -o my.so` prints, besides the path, the command that loads the library into that program
     (the LD_PRELOAD shim), and that command, pasted, runs the program with the DSL mapper. It printed only the path,
-    and the docs said to load it with `-mapper my.so`, a flag of mapperopt's benchmarks that the program ignored."""
+    and the docs said to load it with `-mapper my.so`, a flag of mapperopt's benchmarks that the program ignored.
+    The run's two CPUs, given as `run` takes them (`--cpus 2`, refused before) or after `--`, are the command's."""
     (tmp_path / "my.dsl").write_text(MAPPER)
     exe = Path(sys.executable).with_name("mapperopt")
-    done = subprocess.run([str(exe), "compile", "my.dsl", "--app", f"{foreign_exe} -n 300", "-o", "my.so",
-                           "--", "-ll:cpu", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    done = subprocess.run([str(exe), "compile", "my.dsl", "--app", f"{foreign_exe} -n 300", "-o", "my.so", *cpus],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 0 and done.stdout == "my.so\n", (done.stdout, done.stderr)
     said = done.stderr.split("to load it into foreign (not with -mapper, a flag of mapperopt's benchmarks only), "
                              "run:\n")
