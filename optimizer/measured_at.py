@@ -30,16 +30,11 @@ def _read(path: Path) -> dict:
 
 
 def _without(args: list, flag: str) -> list[str]:
-    """`args` without `flag` and its value: the search gives its calibrated count so, after the program's own."""
-    words, out = [str(a) for a in args], []
-    i = 0
-    while i < len(words):
-        if words[i] == flag and i + 1 < len(words):
-            i += 2
-            continue
-        out.append(words[i])
-        i += 1
-    return out
+    """`args` without `flag` and its value: the search gives its calibrated count so, after the program's own. What
+    the run's merge of flags (`apps._app_args`) passes through beside a size that sets `flag`."""
+    from mapperopt.benchmarks.apps import _app_args
+
+    return _app_args({flag: ""}, args)[1]
 
 
 def _measurement(path: Path, folder: Path, settings: dict) -> dict:
