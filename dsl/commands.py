@@ -274,7 +274,8 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
         from mapperopt.benchmarks.userapp import resolve_app
 
         target = resolve_app(app_spec, keep_app_mapper=keep_app_mapper or None)
-        require_one_value(target, app_args, cpus=cpus, gpus=gpus)  # as `run` refuses them
+        if counts:  # refused as `run` refuses them
+            require_one_value(target, app_args, cpus=cpus, gpus=gpus)
         desc = AppDescription.from_json(describe_app(target, size, cpus, gpus, extra_args=tuple(app_args),
                                                      timeout_s=timeout_s, refresh=rediscover))
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
