@@ -829,6 +829,11 @@ def _command_parts(app: UserApp, size: str, cpus: int, gpus: int, extra_args, sz
     return args, flags
 
 
+# The LD_PRELOAD shim's variables: each execution sets its own (`shim_env`), none from this environment.
+SHIM_VARIABLES = ("LD_PRELOAD", "MAPPEROPT_MAPPER", "MAPPEROPT_TRACE", "MAPPEROPT_PROFILE", "MAPPEROPT_RECORD",
+                  "MAPPEROPT_KEEP_APP_MAPPER")
+
+
 def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = None, profile: bool = False,
              record_path: Path | None = None, keep: bool | None = None) -> dict[str, str]:
     """The environment of one execution: Legion's libraries and the libcuda stand-in, the application's own
@@ -837,8 +842,7 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
 
     env = toolchain.runtime_env()
     env.update(app.env)
-    for name in ("LD_PRELOAD", "MAPPEROPT_MAPPER", "MAPPEROPT_TRACE", "MAPPEROPT_PROFILE", "MAPPEROPT_RECORD",
-                 "MAPPEROPT_KEEP_APP_MAPPER"):
+    for name in SHIM_VARIABLES:
         env.pop(name, None)
     if mapper_so is not None:
         env["LD_PRELOAD"] = str(preload_library())
@@ -1688,8 +1692,11 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
         "no line beyond the usual start-up lines (stderr.txt keeps them)" if err.strip() else "(nothing)")
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
     # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
-    # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.
-    env = "".join(f"{k}={shlex.quote(v)} " for k, v in app.env.items())
+    # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper. The shim's
+    # variables that this environment or the file set, which discovery took out, are taken out there too.
+    env = "".join(f"{k}={shlex.quote(v)} " for k, v in app.env.items() if k not in SHIM_VARIABLES)
+    if unset := [k for k in SHIM_VARIABLES if k in os.environ or k in app.env]:
+        env = f"{shlex.join(['env', *(w for k in unset for w in ('-u', k))])} {env}"
     # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
     by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
                f"&& {env}{shlex.join(cmd)}")

@@ -738,6 +738,42 @@ def test_a_failed_discoverys_command_to_run_by_hand_starts_as_printed(tmp_path, 
     assert "Not enough procs of kind 2 for must epoch launch" in done.stderr, (command, done.stderr)
 
 
+def test_a_failed_discoverys_command_to_run_by_hand_gives_the_program_the_environment_discovery_gave(
+        tmp_path, mapper, foreign_exe, capsys, monkeypatch):
+    """The command to run by hand, run in the shell mapperopt ran from, gives the program the environment discovery
+    gave it (Legion's libraries, the application file's `env`), less the recording mapper's variables alone. A
+    variable of the shim that this shell exports, which discovery takes out (`shim_env`), stayed in by hand."""
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")  # the shell finds mapperopt
+    monkeypatch.setenv("MAPPEROPT_TRACE", str(tmp_path / "trace.jsonl"))  # exported, as the toolchain hint shows it
+    # The program's environment, then the program: on one CPU its must-epoch launch of two tasks cannot be mapped.
+    script(tmp_path, "prog", f'env -0 > env.txt\nexec {foreign_exe} "$@"')
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nargs: [-n, '100', -steps, '1']\nsizes: {ci: {}}\n"
+                                             "env: {OMP_NUM_THREADS: 1, MY_LABEL: 'two words'}\n")
+    assert main(argv("check", mapper, "mapperopt.yaml", "--machine", "1x1")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    command = re.search(r"run it by hand where it ran: (.*) \(without mapperopt\)", err)[1]
+    folder = Path(shlex.split(command)[1])
+
+    def environment() -> dict[str, str]:  # without what a shell sets of its own (bash: LINES, COLUMNS too)
+        pairs = (entry.split("=", 1) for entry in (folder / "env.txt").read_text().split("\0") if entry)
+        return {k: v for k, v in pairs if k not in ("PWD", "OLDPWD", "SHLVL", "_", "LINES", "COLUMNS")}
+
+    discovered = environment()
+    assert discovered["OMP_NUM_THREADS"] == "1" and discovered["MY_LABEL"] == "two words"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert "Not enough procs of kind 2 for must epoch launch" in done.stderr, (command, done.stderr)
+    by_hand = environment()
+    differ = {k for k in {*discovered, *by_hand} if discovered.get(k) != by_hand.get(k)}
+    recording = {"LD_PRELOAD", "MAPPEROPT_MAPPER", "MAPPEROPT_RECORD", "MAPPEROPT_KEEP_APP_MAPPER"}
+    assert differ == recording | {"MAPPEROPT_PRELOAD"}, (command, {k: (discovered.get(k), by_hand.get(k))
+                                                                   for k in differ})
+    assert recording.isdisjoint(by_hand) and "MAPPEROPT_PRELOAD" not in discovered  # the eval's, which preloads nothing
+
+
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the lines of the libcuda stand-in, on a machine without GPU")
 def test_a_failed_discovery_quotes_no_line_of_the_libcuda_stand_in(tmp_path, mapper, foreign_exe, capsys, monkeypatch):
     """The program's own error is quoted; the two harmless lines the libcuda stand-in makes Realm print are not
