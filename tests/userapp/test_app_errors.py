@@ -931,11 +931,12 @@ def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path,
     assert "(`--app ./prog`; with its arguments" in re.sub(r"\s+", " ", capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+@pytest.mark.parametrize("command", ["run", "tune", "compare", "check", "compile"])
 def test_a_resource_option_and_a_flag_after_the_separator_or_in_the_command_that_disagree_are_refused(
         command, tmp_path, mapper, capsys):
     """`--cpus 1 -- -ll:cpu 2` and `--csize 256 -- -ll:csize 64`: which one the run takes was said nowhere (the flag
-    won, silently); `--app './prog -ll:cpu 2' --cpus 1`: the program's own flag was dropped, silently."""
+    won, silently); `--app './prog -ll:cpu 2' --cpus 1`: the program's own flag was dropped, silently. check and
+    compile, which check a mapper against that run, refuse the same counts."""
     exe = str(script(tmp_path, "prog", "echo hi"))
     cases = [
         ([exe, "--cpus", "1", "--", "-ll:cpu", "2"],
@@ -956,7 +957,9 @@ def test_a_resource_option_and_a_flag_after_the_separator_or_in_the_command_that
          "give one of them (--csize would win: 256 MiB)"),
     ]
     for args, said, hint in cases:
-        assert main([command, "--app", *args]) == 2, args
+        if command in ("check", "compile") and "--cpus" not in args:
+            continue  # of the resource options, they take the processor counts only
+        assert main(argv(command, mapper, *args)) == 2, args
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert said in err and f"hint: {hint or 'give one of them'}" in err, (args, err)
     assert not list(tmp_path.glob("runs")), "refused before anything ran"
