@@ -2823,6 +2823,15 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         with interrupts.terminal_may_be_gone():
             console.print("[yellow]Interrupted.[/] " + escape(said))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
+    if report_only and source("optimizers") is not ParameterSource.COMMANDLINE:
+        # a folder tuned one optimizer at a time (benchmarks/evaluate.py's) holds runs the default leaves out
+        reported = list(summary["optimizers"])
+        held = sorted({p.parent.name.rsplit("-", 1)[0] for p in Path(summary["folder"]).glob("*-*/settings.json")}
+                      & set(OPTIMIZERS) - set(reported))
+        if held:
+            say(f"Note: {summary['folder']} also holds runs of {joined_names(held)}, which this report of "
+                f"{joined_names(reported)} leaves out; give --optimizers {','.join(sorted(held + reported))} to "
+                "include them.")
     header = describe(summary)
     fold = (lambda text: wrap_whole(text, console.width)) if wraps(console) else (lambda text: text)
     table = Table(title=escape(fold(header[0])), caption=escape(fold(" ".join(header[1:]))))
