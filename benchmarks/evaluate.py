@@ -989,12 +989,11 @@ def _shown_unit(unit: str | None) -> str:
     return "GFLOP/s" if unit == "GFLOPS" else unit or ""
 
 
-def _stats(scores: dict[str, float], runs: int) -> str:
-    """Table cells mean | std | worst | median | best; of one run only the mean and best (its score) are figures, of
-    two the std and median tell nothing worst and best do not (half their range, their mean)."""
-    return " | ".join("n/a" if (runs == 1 and k in ("std", "worst", "median") or runs == 2 and k in ("std", "median"))
-                      else f"{scores[k]:.2f}"
-                      for k in ("mean", "std", "worst", "median", "best"))
+def _stats(scores: dict[str, float | None]) -> str:
+    """Table cells mean | std | worst | median | best, as `mapperopt compare` prints them (`stat_cells`)."""
+    from mapperopt.optimizer.compare import stat_cells
+
+    return " | ".join(stat_cells(scores))
 
 
 def _rounds(rounds: int) -> str:
@@ -1085,9 +1084,9 @@ def row_scores(units: dict, plan: dict, b: str, s: str, opt: str, iters: int) ->
         return final["optimizers"][opt], final["optimizers"][opt]["runs"], False
     if not runs:
         return None, 0, True
-    scores = [(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]
-    return ({"mean": statistics.fmean(scores), "std": statistics.pstdev(scores), "worst": min(scores),
-             "median": statistics.median(scores), "best": max(scores)}, len(runs), True)
+    from mapperopt.optimizer.compare import score_stats
+
+    return score_stats([(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]), len(runs), True
 
 
 NOT_GEMMS = ("stencil", "circuit", "pennant")  # the other benchmarks multiply matrices: their ceiling is cuBLAS DGEMM
@@ -1893,7 +1892,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
             lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | | |")
             continue
         scores, n, provisional = row_scores(units, plan, b, s, opt, iters)
-        stats = _stats(scores, n)
+        stats = _stats(scores)
         if not provisional:
             final = units[f"final-{b}-{s}-i{iters}"]["summary"]
             top = max((x["final_throughput"] or 0.0 for x in final["runs"] if x["optimizer"] == opt), default=0.0)
@@ -2083,8 +2082,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
               "iterations.", "", *_protocol(plan, shown), "",
-              "Scores: mean, population std, worst, median and best of the runs' best / expert (of two runs, worst "
-              "and best are the range and std and median n/a); a failed run counts 0; best / Legion default: the "
+              "Scores: mean, population std, worst, median and best of the runs' best / expert (as `mapperopt "
+              "compare` prints them: of one run, std n/a and worst, median and best its score; of two, the median "
+              "their mean); a failed run counts 0; best / Legion default: the "
               "highest throughput of the runs over Legion's default mapper's in the "
               "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "

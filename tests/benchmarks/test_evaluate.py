@@ -475,10 +475,24 @@ def test_a_single_execution_says_no_spread_whatever_its_unit_stored(tmp_path):
     assert "| not measured |" in header and evaluate.spread(load_units(results), results, "stencil", "ci") is None
 
 
-def test_two_runs_have_no_std_or_median(tmp_path):
-    scores = {"mean": 0.54, "std": 0.06, "worst": 0.48, "median": 0.54, "best": 0.60}
-    assert evaluate._stats(scores, 2) == "0.54 | n/a | 0.48 | n/a | 0.60"
-    assert evaluate._stats(scores, 3) == "0.54 | 0.06 | 0.48 | 0.54 | 0.60"
+def test_the_tables_stats_of_one_and_two_runs_are_compares(tmp_path):
+    """The page printed n/a for the std and median of two runs and the worst and median of one, where `mapperopt
+    compare --report-only` on the same folder prints figures: the tables use compare's convention (one run: std
+    n/a, worst and median its score; two: all figures), from the unit files' runs."""
+    from mapperopt.optimizer.compare import stat_cells
+
+    results = tmp_path / "eval"
+    plan = _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned(results, 0, best=48.0, first=100.0)
+    one = evaluate.row_scores(load_units(results), plan, "stencil", "ci", "random", 10)[0]
+    assert stat_cells(one) == ["0.48", "n/a", "0.48", "0.48", "0.48"]
+    _tuned(results, 1, best=60.0, first=100.0)
+    two = evaluate.row_scores(load_units(results), plan, "stencil", "ci", "random", 10)[0]
+    assert stat_cells(two) == ["0.54", "0.06", "0.48", "0.54", "0.60"]
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "| random | 10 | 2 of 2 | 0.54 | 0.06 | 0.48 | 0.54 | 0.60 |" in text, text
+    assert ("(as `mapperopt compare` prints them: of one run, std n/a and worst, median and best its score; of "
+            "two, the median their mean)") in text, text
 
 
 def test_the_full_list_command_names_its_results_folder(tmp_path):
