@@ -1907,7 +1907,12 @@ def _protocol(plan: dict, shown: Path) -> list[str]:
                if dedicated else ". It differs in ending with compare's final measurement of its runs, which the "
                "evaluation makes in its `final` units over every optimizer's runs; ")
             + "it writes a new folder under `runs/`. `mapperopt compare --resume <folder>` continues a comparison of "
-            f"`{shown}/work/` with the settings it stored" + (", `dedicated` included." if dedicated else ".")]
+            f"`{shown}/work/` with the settings it stored" + (", `dedicated` included." if dedicated else ".")
+            + " To read one on a machine without a GPU, measuring nothing: `mapperopt compare <benchmark> --resume "
+            f"<folder> --report-only --optimizers {','.join(usable_optimizers(plan)[0])}`, on a copy of the "
+            f"comparison's folder (the command leaves its lock file there) made once `python3 "
+            f"benchmarks/gpu/evaluate.py list --results {shown}` has restored its journals from their `.xz` (without "
+            "`--optimizers` it reports only the optimizer its last unit tuned, each unit tuning one)."]
 
 
 def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) -> tuple[list[str], dict | None]:

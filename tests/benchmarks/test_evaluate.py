@@ -1607,3 +1607,38 @@ def test_the_largest_drift_between_sessions_says_where_the_comparison_ran_anothe
     _tuned_as(tmp_path / "plain", "guided", 0, best=130.0, first=92.0, walls=[30.0] * 10)
     text = write_report(tmp_path / "plain", tmp_path / "plain.md", notes={})
     assert "protocol" not in text[:text.index("## Physical limits")], text
+
+
+def test_the_page_says_how_to_read_a_committed_comparison_without_a_gpu(tmp_path, capsys):
+    """A reader without a GPU followed the page's `compare --resume <folder>` and got "no GPU on this machine"; with
+    --report-only alone, the table of the one optimizer the folder's last command tuned. The page gives the command
+    that reads every optimizer's runs; run on a committed comparison (its journals restored as the page says), it
+    prints them all and measures nothing."""
+    from mapperopt.cli import main
+
+    source = Path(__file__).parents[2] / "reports" / "h200-eval"
+    if not (source / "plan.json").exists():
+        pytest.skip("no h200-eval results here")
+    results = tmp_path / "h200-eval"
+    shutil.copytree(source, results)
+    text = write_report(results, tmp_path / "report.md", shown=Path("reports/h200-eval"))
+    plan = json.loads((results / "plan.json").read_text())
+    optimizers = ",".join(evaluate.usable_optimizers(plan)[0])
+    command = (f"mapperopt compare <benchmark> --resume <folder> --report-only --optimizers {optimizers}")
+    tuning = text[text.index("## Tuning"):text.index("### ")]
+    assert f"`{command}`" in tuning, tuning
+    assert ("on a copy of the comparison's folder (the command leaves its lock file there) made once `python3 "
+            "benchmarks/gpu/evaluate.py list --results reports/h200-eval` has restored") in tuning, tuning
+    evaluate.restore_journals(results)  # what `list` does first
+    [made] = [f.parent for f in (results / "work" / "circuit").glob("compare-*/settings.json")
+              if json.loads(f.read_text())["size"] == "gpu"]
+    folder = tmp_path / "copy"
+    shutil.copytree(made, folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(command.replace("<benchmark>", "circuit").replace("<folder>", str(folder)).split()[1:]) == 0
+    out = capsys.readouterr().out
+    for name in optimizers.split(","):
+        assert re.search(rf"│ {name} +│ \d", out), out
+    locks = ("owner.json", "tune.lock")  # the command's lock, as any of its runs takes it
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and p.name not in locks} == before
