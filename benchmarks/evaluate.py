@@ -1075,13 +1075,13 @@ def _protocols(plan: dict, b: str, s: str) -> tuple[str, str] | None:
 def _drift_protocols(units: dict, plan: dict) -> str:
     """Where the largest drift between sessions (`largest_drift`) is also between protocols, the comparison having
     run other arguments than the reference unit (`_protocols`): "the largest, pennant `gpu`'s, is between protocols
-    too (`-cstop 30` in the comparison, `-cstop 60` in the reference unit)"; "" otherwise."""
+    too: `-cstop 30` in the comparison, `-cstop 60` in the reference unit"; "" otherwise."""
     found = _largest_drift_at(units)
     ran = found and _protocols(plan, found[1], found[2])
     if not ran:
         return ""
-    return (f"the largest, {found[1]} `{found[2]}`'s, is between protocols too (`{ran[0]}` in the comparison, "
-            f"`{ran[1]}` in the reference unit)")
+    return (f"the largest, {found[1]} `{found[2]}`'s, is between protocols too: `{ran[0]}` in the comparison, "
+            f"`{ran[1]}` in the reference unit")
 
 
 def noise_note(units: dict, results: Path, b: str, s: str) -> str:

@@ -1594,8 +1594,8 @@ def test_the_largest_drift_between_sessions_says_where_the_comparison_ran_anothe
     _reference_folder(results, 1, expert=[100.0], default=[90.0], tune_args={"stencil-ci": [flag, "3"]})
     _tuned_as(results, "guided", 0, best=130.0, first=92.0, walls=[30.0] * 10)  # 8.0 % below its reference unit's
     text = write_report(results, tmp_path / "report.md", notes={})
-    said = (f"the largest, stencil `ci`'s, is between protocols too (`{flag} 3` in the comparison, `{flag} {own}` in "
-            "the reference unit)")
+    said = (f"the largest, stencil `ci`'s, is between protocols too: `{flag} 3` in the comparison, `{flag} {own}` in "
+            "the reference unit")
     glance = text[text.index("## What ran and what it shows"):text.index("## Summary")]
     assert glance.count(said) == 2, glance  # the Final-or-provisional and Headline bullets
     assert "from another session or protocol (up to 8.0 % apart)" in _in_short(text)["Caveat"], text
