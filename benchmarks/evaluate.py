@@ -1946,7 +1946,9 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
         if firsts:  # the provisional scores' divisor: another single execution of the same expert
             lines[-1] += (" The expert's first execution in the tuning comparison, the provisional scores' divisor: "
                           + ", ".join(f"{_fmt(f)} {unit} ({f / expert - 1:+.1%} against the reference unit's)"
-                                      for f in firsts) + ".")
+                                      for f in firsts) + "."
+                          + (f" The comparison ran `{ran[0]}`, the reference unit `{ran[1]}`."
+                             if (ran := _protocols(plan, b, s)) else ""))
         lines.append("")
     lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | best / Legion default | "
               "failed evaluations | tuning time per run (all calls) | normalised by |", "|---" * 12 + "|"]

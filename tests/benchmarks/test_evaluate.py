@@ -1602,6 +1602,9 @@ def test_the_largest_drift_between_sessions_says_where_the_comparison_ran_anothe
     assert f"stencil `ci`: -8.0 %, no noise measured, `{flag} 3` against the reference unit's `{flag} {own}`" in text
     header = text[:text.index("## Physical limits")]
     assert f"differed by up to 8.0 % ({said}; each table's header" in header, header
+    table = text[text.index("### stencil, size `ci`\n"):]
+    assert (f"(-8.0% against the reference unit's). The comparison ran `{flag} 3`, the reference unit "
+            f"`{flag} {own}`.\n") in table, table[:600]
     # the same comparison without other arguments: between sessions only
     _reference_folder(tmp_path / "plain", 1, expert=[100.0], default=[90.0], tune_args={})
     _tuned_as(tmp_path / "plain", "guided", 0, best=130.0, first=92.0, walls=[30.0] * 10)
