@@ -989,12 +989,11 @@ def _shown_unit(unit: str | None) -> str:
     return "GFLOP/s" if unit == "GFLOPS" else unit or ""
 
 
-def _stats(scores: dict[str, float], runs: int) -> str:
-    """Table cells mean | std | worst | median | best; of one run only the mean and best (its score) are figures, of
-    two the std and median tell nothing worst and best do not (half their range, their mean)."""
-    return " | ".join("n/a" if (runs == 1 and k in ("std", "worst", "median") or runs == 2 and k in ("std", "median"))
-                      else f"{scores[k]:.2f}"
-                      for k in ("mean", "std", "worst", "median", "best"))
+def _stats(scores: dict[str, float | None]) -> str:
+    """Table cells mean | std | worst | median | best, as `mapperopt compare` prints them (`stat_cells`)."""
+    from mapperopt.optimizer.compare import stat_cells
+
+    return " | ".join(stat_cells(scores))
 
 
 def _rounds(rounds: int) -> str:
@@ -1044,10 +1043,45 @@ def largest_drift(units: dict) -> float | None:
     """How far the expert's first execution in a comparison measured from its reference unit's, at most (relative):
     what a ratio over a reference unit of another session may owe to the session alone; None where no comparison
     has executed the expert yet."""
-    return max((abs(u["reference_first"] / e - 1) for u in units.values()
+    found = _largest_drift_at(units)
+    return found[0] if found else None
+
+
+def _largest_drift_at(units: dict) -> tuple[float, str, str] | None:
+    """`largest_drift` and the benchmark and size it was measured at."""
+    return max(((abs(u["reference_first"] / e - 1), u["bench"], u["size"]) for u in units.values()
                 if u.get("kind") == "tune" and u.get("status") == "ok" and u.get("reference_first")
                 for e in [_estimate(units.get(f"base-{u['bench']}-{u['size']}", {}).get("mappers", {})
                                     .get("expert", {}))] if e), default=None)
+
+
+def _protocols(plan: dict, b: str, s: str) -> tuple[str, str] | None:
+    """Where the comparisons of (b, s) run other application arguments than its reference unit (plan.json
+    `tune_args`, e.g. Pennant's fewer cycles): the comparison's and the size's own values of those flags
+    (configs/<b>.yaml), as "-cstop 30" and "-cstop 60"; None where they run the same."""
+    args = plan.get("tune_args", {}).get(f"{b}-{s}")
+    if not args:
+        return None
+    from mapperopt.benchmarks import load_config
+
+    try:
+        own = load_config(b).sizes[s].args
+    except Exception:  # noqa: BLE001 - a benchmark or size this checkout lacks: its values unknown
+        own = {}
+    flags = [a for a in args if a.startswith("-")]
+    return " ".join(args), " ".join(f"{f} {own.get(f, '(unset)')}" for f in flags)
+
+
+def _drift_protocols(units: dict, plan: dict) -> str:
+    """Where the largest drift between sessions (`largest_drift`) is also between protocols, the comparison having
+    run other arguments than the reference unit (`_protocols`): "the largest, pennant `gpu`'s, is between protocols
+    too: `-cstop 30` in the comparison, `-cstop 60` in the reference unit"; "" otherwise."""
+    found = _largest_drift_at(units)
+    ran = found and _protocols(plan, found[1], found[2])
+    if not ran:
+        return ""
+    return (f"the largest, {found[1]} `{found[2]}`'s, is between protocols too: `{ran[0]}` in the comparison, "
+            f"`{ran[1]}` in the reference unit")
 
 
 def noise_note(units: dict, results: Path, b: str, s: str) -> str:
@@ -1085,9 +1119,9 @@ def row_scores(units: dict, plan: dict, b: str, s: str, opt: str, iters: int) ->
         return final["optimizers"][opt], final["optimizers"][opt]["runs"], False
     if not runs:
         return None, 0, True
-    scores = [(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]
-    return ({"mean": statistics.fmean(scores), "std": statistics.pstdev(scores), "worst": min(scores),
-             "median": statistics.median(scores), "best": max(scores)}, len(runs), True)
+    from mapperopt.optimizer.compare import score_stats
+
+    return score_stats([(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]), len(runs), True
 
 
 NOT_GEMMS = ("stencil", "circuit", "pennant")  # the other benchmarks multiply matrices: their ceiling is cuBLAS DGEMM
@@ -1334,7 +1368,8 @@ def _standing(units: dict, plan: dict, results: Path) -> tuple[list[dict], bool]
             row["state"] = "unrun" if expert or not mappers else "failed"
             continue
         row["state"] = "tuned"
-        noise = spread(units, results, b, s) or 0.0
+        row["noise"] = spread(units, results, b, s)  # None: nothing measured twice in one session
+        noise = row["noise"] or 0.0
         for o, (sc, n, early) in scored.items():
             if not n:
                 continue
@@ -1374,8 +1409,10 @@ def _headline(units: dict, plan: dict, results: Path) -> str | None:
         return None
     noise = ("by more than the row's noise (the Summary's noise column: the largest relative difference between "
              "two executions of one reference mapper in one session)")
+    protocols = _drift_protocols(units, plan)
     rule = (f"{noise} and, the scores being provisional, by more than the {_percent(drift)} the expert's own "
-            "executions differed between sessions" if provisional else noise)
+            "executions differed between sessions" + (f" ({protocols})" if protocols else "")
+            if provisional else noise)
     return ("**Headline** (best over the expert's execution in its reference unit, the unit that measured Legion's "
             "default mapper and the expert together): "
             + (f"an optimizer found a mapper faster than the expert beyond the noise on {_names(faster)}"
@@ -1421,6 +1458,31 @@ def _progress(units: dict, plan: dict) -> dict:
             "seeds": f"{low}" if low == high else f"{low}-{high}"}
 
 
+def _started_units(results: Path, plan: dict, units: dict) -> dict[Unit, int]:
+    """The tuning units that `list` shows as started (no unit file, a journal holding some of their iterations) and
+    how many iterations each holds."""
+    return {u: n for u in work_list(plan) if u.kind == "tune" and not units.get(u.id)
+            for n in [iterations_done(results, u)] if n}
+
+
+def _started(results: Path, plan: dict, units: dict, b: str, s: str, opt: str, iters: int) -> str:
+    """A table row's runs that `list` shows as started: "started: seeds 0 and 1 at 10 of 100 iterations (the
+    10-iteration runs')"; "" where none."""
+    found: dict[int, list[int]] = {}
+    for u, n in _started_units(results, plan, units).items():
+        if (u.bench, u.size, u.optimizer, u.iters) == (b, s, opt, iters):
+            found.setdefault(n, []).append(u.seed)
+    parts = []
+    for n, seeds in sorted(found.items()):
+        several = len(seeds) > 1
+        # a long run continues the short run of its seed: its first iterations are that run's
+        shared = (f" (the {plan['iters']}-iteration run{'s' if several else ''}'{'' if several else 's'})"
+                  if iters == plan["long_iters"] and n == plan["iters"] else "")
+        parts.append(f"seed{'s' * several} {_names([str(x) for x in sorted(seeds)])} at {n} of {iters} "
+                     f"iterations{shared}")
+    return "started: " + "; ".join(parts) if parts else ""
+
+
 def _one_gpu_gemms(units: dict, plan: dict) -> tuple[list[str], list[float]]:
     """The plan's GEMMs and the reference mappers' shares of cuBLAS DGEMM where every GEMM ran on one GPU (where their
     mappers can hardly differ); ([], []) otherwise."""
@@ -1438,13 +1500,13 @@ def _size_words(s: str) -> str:
 
 def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str:
     """Benchmarks and sizes in few words, grouped by size: the `gpu` size unsaid, `tight` "(tight memory)", and all
-    of the plan's GEMMs at a size, where more than two, "the 6 GEMMs" last (a `gemms_note` after it ends the list)."""
+    of the plan's GEMMs at a size, where more than two, "the 6 GEMMs" first (a `gemms_note` after it: theirs alone)."""
     gemms = sorted({b for b, s in pairs(plan) if b not in NOT_GEMMS})
     groups = []
     for s in plan["sizes"]:
         here = [b for b, t in rows if t == s]
         if len(gemms) > 2 and set(gemms) <= set(here):
-            here = [b for b in here if b not in gemms] + [f"the {len(gemms)} GEMMs{gemms_note}"]
+            here = [f"the {len(gemms)} GEMMs{gemms_note}"] + [b for b in here if b not in gemms]
         if here:
             groups.append(_names(here) + _size_words(s))
     return "; ".join(groups)
@@ -1454,6 +1516,7 @@ SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the de
 # the optimizers as the page's first lines name them: the field's names, and what guided is where first named
 SHORT_NAMES = {"opentuner": "OpenTuner", "optuna": "Optuna", "random": "random search"}
 GUIDED_IS = "guided (mapperopt's own rule-based search)"
+TIGHT_IS = " (tight memory: data exceeding the framebuffer)"  # the `tight` size, where the first lines first name it
 
 
 def _gains(rows: list[dict], key: str) -> str:
@@ -1486,7 +1549,7 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
     (refs, refs_all), (runs, runs_all), (long, long_all), (finals, finals_all) = (
         progress[k] for k in ("refs", "runs", "long", "finals"))
     lines = ["## In short", "",
-             f"- **Progress**: {len(progress['done'])} of {len(progress['todo'])} planned jobs done: "
+             f"- **Progress**: {len(progress['done'])} of {len(progress['todo'])} planned units done: "
              + ("all reference measurements" if refs == refs_all else f"reference measurements {refs} of {refs_all}")
              + f", tuning runs {runs} of {runs_all} ({progress['seeds']} of {plan['seeds']} seeds)"
              + (f", {plan['long_iters']}-iteration {SHORT_NAMES.get(LONG_RUN[0], LONG_RUN[0])} runs {long} of "
@@ -1495,18 +1558,22 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
     tuned = [r for r in rows if r["state"] == "tuned"]
     if tuned:
         lines.append(f"- **Faster than the expert mapper** (beyond noise): {_gains(tuned, 'won') or 'nowhere'}.")
-        # where the expert was beaten but Legion's default mapper was not: the gain is the default mapper's own
-        level = []
+        # where the expert was beaten but Legion's default mapper was not: the gain is the default mapper's own.
+        # Over its execution in the reference unit, of another session: within noise only within the row's noise
+        # (one session), else not shown to differ (sessions differ by more), as the page's rule for ratios says
+        level: dict[bool, list[str]] = {True: [], False: []}
         for r in tuned:
             won = {o: x["over_default"] for o, x in r["optimizers"].items() if x["won"] and x["over_default"]}
             if won and not any(x["beat_default"] for x in r["optimizers"].values()):
                 o = max(won, key=won.get)
-                level.append(f"{r['bench']}{_size_words(r['size'])} ({SHORT_NAMES.get(o, o)} {won[o]:.2f}x)")
+                within = r["noise"] is not None and abs(won[o] - 1) <= r["noise"]
+                level[within].append(f"{r['bench']}{_size_words(r['size'])} ({SHORT_NAMES.get(o, o)} {won[o]:.2f}x)")
         fails = [(r["bench"], r["size"]) for r in rows if r["default"] is None and r["expert"]]
         lines.append("- **Against Legion's default mapper**: "
                      + (_gains(tuned, "beat_default") or "faster nowhere beyond noise")
-                     + (f"; within noise of it on {_names(level)}" if level else "")
-                     + (f"; it fails on {_where(fails, plan)}" if fails else "") + ".")
+                     + (f"; within noise on {_names(level[True])}" if level[True] else "")
+                     + (f"; not shown to differ on {_names(level[False])}" if level[False] else "")
+                     + (f"; the default mapper fails on {_where(fails, plan)}" if fails else "") + ".")
     rest = [(r["bench"], r["size"]) for r in tuned if not any(x["won"] for x in r["optimizers"].values())]
     unrun = [(r["bench"], r["size"]) for r in rows if r["state"] == "unrun"]
     failed = [(r["bench"], r["size"]) for r in rows if r["state"] == "failed"]
@@ -1524,8 +1591,8 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
     state = " and ".join(w for w, shown in (("partial", len(progress["done"]) < len(progress["todo"])),
                                             ("provisional", provisional)) if shown)
     if provisional and drift is not None:
-        state += (f": each score is one execution, divided by the expert's from another session (up to "
-                  f"{_percent(drift)} apart)")
+        state += (f": each score is one execution, divided by the expert's from another session"
+                  + (" or protocol" if _drift_protocols(units, plan) else "") + f" (up to {_percent(drift)} apart)")
     caveat = [t for t in (state, model and f"{_names(model)}, the paper's language-model optimizer, did not run",
                           others and f"{_names(others)} did not run") if t]
     if caveat:
@@ -1533,7 +1600,20 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
     first = next((i for i, line in enumerate(lines) if re.search(r"\bguided\b", line)), None)
     if first is not None:
         lines[first] = re.sub(r"\bguided\b", GUIDED_IS, lines[first], count=1)
+    first = next((i for i, line in enumerate(lines) if _size_words("tight") in line), None)
+    if first is not None:
+        lines[first] = lines[first].replace(_size_words("tight"), TIGHT_IS, 1)
     return [*lines, ""]
+
+
+def _long_started(results: Path, plan: dict, units: dict) -> str:
+    """How many of the long runs `list` shows as started, and that they hold their short runs' iterations where
+    that is all they hold; "" where none."""
+    held = [n for u, n in _started_units(results, plan, units).items() if u.iters == plan["long_iters"]]
+    if not held:
+        return ""
+    return f" ({len(held)} started" + (f", each holding the {plan['iters']} iterations of its {plan['iters']}-"
+                                       "iteration run, which it continues)" if set(held) == {plan["iters"]} else ")")
 
 
 def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str | None = None) -> list[str]:
@@ -1547,9 +1627,10 @@ def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str |
     gpus = {units.get(f"base-{b}-{s}", {}).get("gpus") for b, s in both} - {None}
     on = "" if gpus <= {1} else f" ({_names([str(g) for g in sorted(gpus)])} GPUs per run)"
     lines = ["## What ran and what it shows", "",
-             f"- **What ran**: on one {label}{on}, "
+             f"- **Planned**: on one {label}{on}, "
              + "; ".join((f"all {len(bs)} benchmarks" if len(bs) == len(plan["benchmarks"]) > 2 else _names(bs))
-                         + f" at size `{s}`" for s, bs in sizes.items() if bs)
+                         + f" at size `{s}`" + (" (data exceeding the framebuffer)" if s == "tight" else "")
+                         for s, bs in sizes.items() if bs)
              + ": Legion's default mapper and the expert mapper (the hand-written one each benchmark ships with)"
              + (" against the card's physical limits" if plan["gpus"] != 0 else "") + ", then "
              + f"{_names(optimizers)} tuning from a random start, {plan['iters']} iterations x {plan['seeds']} "
@@ -1564,14 +1645,16 @@ def at_a_glance(units: dict, plan: dict, results: Path, label: str, paper: str |
                  f"iterations: {runs[0]} of {runs[1]} (seeds done per benchmark, size and optimizer: "
                  f"{progress['seeds']} of {plan['seeds']})"
                  + (f"; {LONG_RUN[0]}'s runs of {plan['long_iters']} iterations: {long_runs[0]} of {long_runs[1]}"
-                    if long_runs[1] else "") + f"; final measurements: {finals[0]} of {finals[1]}.")
+                    + _long_started(results, plan, units) if long_runs[1] else "")
+                 + f"; final measurements: {finals[0]} of {finals[1]}.")
     drift = largest_drift(units)
     lines.append("- **Final or provisional**: "
                  + ("every tuning score is provisional (no `final` unit has run)" if not finals[0] else
                     f"the scores of {finals[0]} final measurements are final, the others provisional")
                  + ": a provisional score is one execution of a run's best over one execution of the expert, "
                  "mostly of another session"
-                 + (f" (the expert's own executions differed by up to {_percent(drift)} between sessions)"
+                 + (f" (the expert's own executions differed by up to {_percent(drift)} between sessions"
+                    + (f"; {protocols}" if (protocols := _drift_protocols(units, plan)) else "") + ")"
                     if drift is not None else "")
                  + "; a `final` unit measures every run's best together with the expert, "
                  f"{plan['final_rounds']} interleaved rounds each.")
@@ -1710,6 +1793,8 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
                    if any(noise is None for _, noise in off_rows.values()) else "") + " ("
                 + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, "
                             + (f"noise {_percent(noise)}" if noise is not None else "no noise measured")
+                            + (f", `{ran[0]}` against the reference unit's `{ran[1]}`"
+                               if (ran := _protocols(plan, b, s)) else "")
                             for (b, s), (delta, noise) in off_rows.items())
                 + "): read the cell's other figure, over the reference unit's expert; the two share their numerator "
                 "and differ by the divisor alone.", ""] if off_rows else []
@@ -1822,7 +1907,12 @@ def _protocol(plan: dict, shown: Path) -> list[str]:
                if dedicated else ". It differs in ending with compare's final measurement of its runs, which the "
                "evaluation makes in its `final` units over every optimizer's runs; ")
             + "it writes a new folder under `runs/`. `mapperopt compare --resume <folder>` continues a comparison of "
-            f"`{shown}/work/` with the settings it stored" + (", `dedicated` included." if dedicated else ".")]
+            f"`{shown}/work/` with the settings it stored" + (", `dedicated` included." if dedicated else ".")
+            + " To read one on a machine without a GPU, measuring nothing: `mapperopt compare <benchmark> --resume "
+            f"<folder> --report-only --optimizers {','.join(usable_optimizers(plan)[0])}`, on a copy of the "
+            f"comparison's folder (the command leaves its lock file there) made once `python3 "
+            f"benchmarks/gpu/evaluate.py list --results {shown}` has restored its journals from their `.xz` (without "
+            "`--optimizers` it reports only the optimizer its last unit tuned, each unit tuning one)."]
 
 
 def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) -> tuple[list[str], dict | None]:
@@ -1856,7 +1946,9 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
         if firsts:  # the provisional scores' divisor: another single execution of the same expert
             lines[-1] += (" The expert's first execution in the tuning comparison, the provisional scores' divisor: "
                           + ", ".join(f"{_fmt(f)} {unit} ({f / expert - 1:+.1%} against the reference unit's)"
-                                      for f in firsts) + ".")
+                                      for f in firsts) + "."
+                          + (f" The comparison ran `{ran[0]}`, the reference unit `{ran[1]}`."
+                             if (ran := _protocols(plan, b, s)) else ""))
         lines.append("")
     lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | best / Legion default | "
               "failed evaluations | tuning time per run (all calls) | normalised by |", "|---" * 12 + "|"]
@@ -1889,11 +1981,12 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
     fewer = False
     for opt, iters in jobs:
         runs = _runs(units, b, s, opt, iters, plan["seeds"])
+        started = _started(results, plan, units, b, s, opt, iters)
         if not runs:
-            lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | | |")
+            lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | {started or 'not run yet'} | | | | | | | | |")
             continue
         scores, n, provisional = row_scores(units, plan, b, s, opt, iters)
-        stats = _stats(scores, n)
+        stats = _stats(scores)
         if not provisional:
             final = units[f"final-{b}-{s}-i{iters}"]["summary"]
             top = max((x["final_throughput"] or 0.0 for x in final["runs"] if x["optimizer"] == opt), default=0.0)
@@ -1921,7 +2014,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
         if len(runs) < most:
             count, fewer = f"**{count}** †", True
         lines.append(f"| {opt} | {iters} | {count} | {stats} | {versus} | "
-                     f"{failed / evals:.0%} of {evals} | {walls} | {how} |")
+                     f"{failed / evals:.0%} of {evals} | {walls} | {how}{f'; {started}' if started else ''} |")
         for r in runs:
             if r["best_throughput"] and (best_run is None or r["best_throughput"] / r["reference_first"]
                                          > best_run["best_throughput"] / best_run["reference_first"]):
@@ -2062,7 +2155,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              + (f"a range of {' or '.join(map(str, counted))} executions, said under each table" if counted else
                 "said under each table")
              + ("), and the expert's executions in two sessions differed by up to "
-                f"{_percent(drift)} (each table's header gives the comparison's first)"
+                f"{_percent(drift)} ("
+                + (f"{protocols}; " if (protocols := _drift_protocols(units, plan)) else "")
+                + "each table's header gives the comparison's first)"
                 if (drift := largest_drift(units)) is not None else
                 "), and the expert's executions in two sessions may differ by more (no tuning comparison has "
                 "executed the expert here yet)")
@@ -2083,8 +2178,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
               "iterations.", "", *_protocol(plan, shown), "",
-              "Scores: mean, population std, worst, median and best of the runs' best / expert (of two runs, worst "
-              "and best are the range and std and median n/a); a failed run counts 0; best / Legion default: the "
+              "Scores: mean, population std, worst, median and best of the runs' best / expert (as `mapperopt "
+              "compare` prints them: of one run, std n/a and worst, median and best its score; of two, the median "
+              "their mean); a failed run counts 0; best / Legion default: the "
               "highest throughput of the runs over Legion's default mapper's in the "
               "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "

@@ -2042,6 +2042,13 @@ def _final_failure(measured: dict, rounds: int | None) -> dict | None:
             "run_dir": dirs[-1] if dirs else None}
 
 
+def score_stats(scores: list[float]) -> dict:
+    """The mean, std (population), worst, median and best of runs' scores; std None for a single run (a spread of one
+    score is no figure), whose worst and median are its score. `summarize`'s, and the GPU evaluation's tables'."""
+    return {"mean": statistics.fmean(scores), "std": statistics.pstdev(scores) if len(scores) > 1 else None,
+            "worst": min(scores), "median": statistics.median(scores), "best": max(scores)}
+
+
 def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
     """The paper's table per optimizer, from the runs' normalised scores (failures 0): each run's `final` / `expert`;
     the curves divide best-so-far throughputs by `curve_expert` (default `expert`).
@@ -2059,10 +2066,7 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
         scores = [o.score(expert) for o in mine]
         iterations = sum(len(o.records) for o in mine)
         failed = sum(not r.ok for o in mine for r in o.records)
-        several = len(scores) > 1
-        table[name] = {"runs": len(mine), "mean": statistics.fmean(scores),
-                       "std": statistics.pstdev(scores) if several else None, "worst": min(scores),
-                       "median": statistics.median(scores), "best": max(scores),
+        table[name] = {"runs": len(mine), **score_stats(scores),
                        "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations,
                        "final_failed": sum(o.failure is not None for o in mine)}
         curves[name] = [o.curve(curve_expert or expert) for o in mine]
@@ -2413,7 +2417,7 @@ def _failed_cell(s: dict) -> str:
         f"; best failed at the end in {failed} of {s['runs']} run{'s' if s['runs'] != 1 else ''}" if failed else "")
 
 
-def _stat_cells(s: dict) -> list[str]:
+def stat_cells(s: dict) -> list[str]:
     """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
     (the std of a single run)."""
     return ["n/a" if s[k] is None else f"{s[k]:.2f}" for k in ("mean", "std", "worst", "median", "best")]
@@ -2426,7 +2430,7 @@ def format_table(summary: dict) -> str:
              "| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
              "|---|---|---|---|---|---|---|---|"]
     for name, s in summary["optimizers"].items():
-        lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {_failed_cell(s)} |")
+        lines.append(f"| {name} | {s['runs']} | {' | '.join(stat_cells(s))} | {_failed_cell(s)} |")
     drift = reference_drift(summary)
     left = left_out_lines(summary.get("left_out") or {}, summary.get("settings", {}).get("iters", "?"))
     # What makes the scores unreliable, as compare prints it: of the measurements they divide by (`_noise`).
@@ -2823,13 +2827,22 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         with interrupts.terminal_may_be_gone():
             console.print("[yellow]Interrupted.[/] " + escape(said))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
+    if report_only and source("optimizers") is not ParameterSource.COMMANDLINE:
+        # a folder tuned one optimizer at a time (benchmarks/evaluate.py's) holds runs the default leaves out
+        reported = list(summary["optimizers"])
+        held = sorted({p.parent.name.rsplit("-", 1)[0] for p in Path(summary["folder"]).glob("*-*/settings.json")}
+                      & set(OPTIMIZERS) - set(reported))
+        if held:
+            say(f"Note: {summary['folder']} also holds runs of {joined_names(held)}, which this report of "
+                f"{joined_names(reported)} leaves out; give --optimizers {','.join(sorted(held + reported))} to "
+                "include them.")
     header = describe(summary)
     fold = (lambda text: wrap_whole(text, console.width)) if wraps(console) else (lambda text: text)
     table = Table(title=escape(fold(header[0])), caption=escape(fold(" ".join(header[1:]))))
     for col in ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed evaluations"):  # table.md's
         table.add_column(col)
     for name, s in summary["optimizers"].items():
-        table.add_row(name, str(s["runs"]), *_stat_cells(s), _failed_cell(s))
+        table.add_row(name, str(s["runs"]), *stat_cells(s), _failed_cell(s))
     console.print(table)
     for line in under_table(summary):
         print_wrapped(console, escape(line))
@@ -2848,4 +2861,5 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",
            "failure_kinds", "failure_line", "format_table",
-           "plot_compare", "reference_noise", "run_compare", "summarize", "under_table", "write_outputs"]
+           "plot_compare", "reference_noise", "run_compare", "score_stats", "stat_cells", "summarize", "under_table",
+           "write_outputs"]

@@ -829,3 +829,22 @@ def test_a_comparison_runs_optimizer_edited_is_refused(comparison, tmp_path, cap
     assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'optimizer' is 'guided', but its "
             "folder random-1 is a run of random") in text, text
     assert "hint: set its 'optimizer' back to \"random\"" in text, text
+
+
+def test_a_journal_kept_only_compressed_says_how_to_restore_it(comparison, tmp_path, capsys):
+    """A comparison copied from a results folder that commits its journals as `state.jsonl.xz` (the GPU evaluation's)
+    got "state.jsonl is missing ... restore state.jsonl from a copy", with the compressed copy beside it unsaid. The
+    error names it and the command that restores it; run, the report reads the folder again."""
+    import shlex
+    import subprocess
+
+    folder = copied(comparison, tmp_path)
+    journal = folder / "random-1" / "state.jsonl"
+    subprocess.run(["xz", "-z", str(journal)], check=True)  # state.jsonl.xz in its place, as the evaluation commits
+    text = refused(folder, capsys)
+    assert f"error: {journal} is missing" in text, text
+    assert f"{journal.name}.xz is beside it" in text, text
+    command = re.search(r"hint: restore it: `(xz -dk [^`]+)`", text)
+    assert command, text
+    subprocess.run(shlex.split(command[1]), check=True)
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
