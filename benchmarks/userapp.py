@@ -1192,7 +1192,8 @@ class RunNote:
     Attributes:
         kind: what it is about, a stable name: "unchecked_failure" (the output says a check failed, and nothing but
             the exit status checks it), "unchecked_success" (the output says a check passed, and nothing but the
-            exit status checks it), "memory_fallback" (R452), "unmatched_statement" (R453),
+            exit status checks it), "unread_time" (the metric is the wall time, though the output prints a time
+            that --metric can read), "memory_fallback" (R452), "unmatched_statement" (R453),
             "must_epoch_override" (R455), "measured_elsewhere" (a tuning or comparison measured the mapper at other
             settings, `mapperopt.optimizer.measured_at`).
         code: the mapper's note code ("R452", "R453", "R455"), or None for a note of mapperopt's own.
@@ -1233,6 +1234,46 @@ def metric_over_wall(result) -> str | None:
             f"this execution's; compare it with the program's output, {output}")
 
 
+# A time the program prints (`ELAPSED TIME = 284.0 ms`, `time: 0.41 s`): a word that says so, then a number and a
+# time unit, for the metric pattern `run` suggests where none was given.
+_TIME_WORDS = "|".join(sorted({*protocol.TIME_UNITS, *protocol.TIME_SPELLINGS}, key=len, reverse=True))
+_PRINTED_TIME = re.compile(r"(?i)\b(?:elapsed|time|took|runtime|duration)\b[^0-9\n]{0,40}?(?<![\w.])"
+                           rf"([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)( ?)({_TIME_WORDS})(?![\w/])")
+
+
+def _literal(text: str) -> str:
+    """`text` as a regular expression that matches it, escaping only what a regex reads otherwise (re.escape
+    escapes spaces too, which a pattern to paste need not)."""
+    return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
+
+
+def unread_time(result) -> str | None:
+    """For a run of a user's program whose metric is the wall time (no metric pattern), the words that its output
+    prints a time of its own (`_PRINTED_TIME`, the first execution's output that does), with the --metric and
+    --unit (or the application file's `metric:`) that read it; None otherwise."""
+    s = result.settings or {}
+    if not result.run_dir or not s.get("metric", "").startswith("wall time"):
+        return None
+    for attempt in result.attempts:
+        try:
+            text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
+        except OSError:
+            continue
+        if not (found := list(_PRINTED_TIME.finditer(text))):
+            continue
+        m = found[-1]
+        number = _WHOLE_NUMBER if re.search("[eE]", m.group(1)) else "[0-9.]+"
+        regex = f"{_literal(text[m.start():m.start(1)])}({number}){m.group(2)}{_literal(m.group(3))}"
+        unit = protocol.TIME_SPELLINGS.get(m.group(3).lower(), m.group(3))
+        shown = f"{text[m.start():m.start(1)]}<number>{m.group(2)}{m.group(3)}"
+        how = (f"`metric: {{regex: '{regex}', unit: {unit}}}` in {s['app_file']}" if s.get("app_file") else
+               f"--metric {shlex.quote(regex)} --unit {unit}")
+        return (f"the figure of merit is the process's wall time, Legion's start-up and the program's set-up included, "
+                f"though the program prints a time of its own ({shown!r}, {attempt.stdout} in the run folder); to "
+                f"tune that time, give {how}")
+    return None
+
+
 def run_notes(result) -> list[RunNote]:
     """What a run's status does not say, in the order `run` prints them: a failure its output shows that nothing
     checked (`unchecked_failure`, a run that went "ok" only), the mapper's notes R453 and R455 (`mapper_notes`) and
@@ -1256,6 +1297,8 @@ def run_notes(result) -> list[RunNote]:
             f"nothing checks the output but the exit status, though the program printed {line!r} ({where} in the "
             f"run folder); so that a run with wrong results fails, give the pattern a correct output prints: {how}"),
             title="Output not checked"))
+    if result.ok and (unread := unread_time(result)):
+        notes.append(RunNote("unread_time", None, unread, title="Metric not read"))
     if result.ok and (longer := metric_over_wall(result)):
         notes.append(RunNote("metric_over_wall", None, longer, title="Metric longer than the execution"))
     for text in mapper_notes(result):
