@@ -301,6 +301,7 @@ def _metric(data, where: str, problems: list[MapperoptError], marks: dict | None
     return None if len(problems) > found else metric
 
 
+_TIME_WORDS = "|".join(sorted({*protocol.TIME_UNITS, *protocol.TIME_SPELLINGS}, key=len, reverse=True))
 # A number's pattern in a metric regex (`[0-9.]+`, `\d+`, `[-+0-9.e]*`), for the example of a regex without a group.
 _NUMBER = re.compile(r"\[[^\]]*0-9[^\]]*\][+*]|\\d[+*](?:\\.\\d[+*])?")
 
@@ -323,6 +324,42 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
         raise MapperoptError(f"{where}: the metric regex {regex!r} has no group: mapperopt reads the number from its "
                              "first group", hint=f"put parentheses around the number, e.g. {example!r}")
     return Metric(regex, unit or "", higher)
+
+
+def _after_group(regex: str) -> str:
+    """The text of `regex` after its first capturing group ("" where it has none or it does not parse)."""
+    opened, k, in_class = [], 0, False  # opened: whether each open group is the first capturing one
+    while k < len(regex):
+        c = regex[k]
+        if c == "\\":
+            k += 2
+            continue
+        if in_class or c == "[":
+            in_class = c != "]" if in_class else True
+            k += 2 if c == "[" and regex.startswith(("[]", "[^]"), k) else 1
+            continue
+        if c == "(":
+            capturing = not regex.startswith("(?", k) or regex.startswith("(?P<", k)
+            opened.append(capturing and not any(opened))
+        elif c == ")" and opened and opened.pop():
+            return regex[k + 1:]
+        k += 1
+    return ""
+
+
+def unit_mismatch(metric: Metric, fix: str = "--unit {unit}") -> str | None:
+    """The warning for a metric pattern whose group is followed by a time unit (`([0-9.]+) us`) that its unit
+    contradicts, or that has no unit, or None: the figures would be off by a factor of 1000, or not read as a time.
+    `fix`: how the user gives the unit, "{unit}" in it replaced by the pattern's."""
+    if metric.regex is None:
+        return None
+    m = re.match(rf"(?:\\s[*+?]?|\\? [*+?]?)*({_TIME_WORDS})(?![A-Za-z/])", _after_group(metric.regex))
+    unit = m and protocol.TIME_SPELLINGS.get(m.group(1).lower(), m.group(1))
+    if not unit or unit == metric.unit or protocol.TIME_UNITS.get(unit) == protocol.TIME_UNITS.get(metric.unit):
+        return None
+    has = f"its unit is {metric.unit}" if metric.unit else "no unit is given"
+    return (f"the metric pattern /{metric.regex}/ reads a number followed by {m.group(1)!r}, but {has}: did you "
+            f"mean {fix.format(unit=unit)}?")
 
 
 def make_verify(pattern: str | None = None, command: str | None = None, reference: str | None = None,
@@ -1230,13 +1267,13 @@ def metric_over_wall(result) -> str | None:
     output = Path(result.run_dir or "") / (longer[0].stdout or "stdout.txt")
     return (f"the metric, {longer[0].result['metric']:g} {unit}, is longer than the whole execution that printed it "
             f"({longer[0].result['time_s']:.3g} s of wall time, Legion's start-up included){many}: the pattern "
-            f"({s['metric']}) may read the wrong number, or a part of one, or the program prints a time that is not "
+            f"({s['metric']}) may read the wrong number, or a part of one, or a number in another unit than {unit}, or "
+            "the program prints a time that is not "
             f"this execution's; compare it with the program's output, {output}")
 
 
 # A time the program prints (`ELAPSED TIME = 284.0 ms`, `time: 0.41 s`): a word that says so, then a number and a
 # time unit, for the metric pattern `run` suggests where none was given.
-_TIME_WORDS = "|".join(sorted({*protocol.TIME_UNITS, *protocol.TIME_SPELLINGS}, key=len, reverse=True))
 _PRINTED_TIME = re.compile(r"(?i)\b(?:elapsed|time|took|runtime|duration)\b[^0-9\n]{0,40}?(?<![\w.])"
                            rf"([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)( ?)({_TIME_WORDS})(?![\w/])")
 
@@ -2091,6 +2128,12 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
         app = replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "metric"))))
     elif unit is not None or higher_is_better:
         app = _metric_changed(app, unit, higher_is_better)
+    # said once the pattern and unit are settled, whichever of the file and the options gave them
+    fix = "--unit {unit}" if app.path is None or unit is not None or metric_regex else f"`unit: {{unit}}` in {app.path}"
+    if said := unit_mismatch(app.metric, fix):
+        import click
+
+        click.secho(f"warning: {said}", fg="yellow", err=True)
     return app, ((bench,) if bench else ()) + tuple(app_args)
 
 

@@ -54,7 +54,8 @@ def test_a_unit_the_pattern_contradicts_is_warned_about(timed_exe, tmp_path, cap
                  "--out", str(tmp_path / "ms")]) == 0
     assert "warning" not in capsys.readouterr().err
     app_file = tmp_path / "mapperopt.yaml"
-    app_file.write_text(f"executable: {timed_exe}\nargs: [-reps, '3']\nmetric:\n  regex: '{TIME}'\n  unit: us\n")
+    app_file.write_text(f"executable: {timed_exe}\nargs: [-reps, '3']\nsizes: {{ci: {{cpus: 1}}}}\n"
+                        f"metric:\n  regex: '{TIME}'\n  unit: us\n")
     assert main(["run", "--app", str(app_file), *ONCE, "--out", str(tmp_path / "file")]) == 0
     err = flat(capsys.readouterr().err)
     assert "but its unit is us: did you mean `unit: ms` in " in err and str(app_file) in err, err
