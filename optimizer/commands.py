@@ -915,7 +915,9 @@ def failure_reason(r: IterationRecord, root: Path | None, shown_from: Path | Non
     if r.ok:
         return "", ""
     first = (r.feedback_text or "").strip().splitlines()[:1]
-    reason = (r.result or {}).get("reason") if r.category == "unknown" else \
+    # a user's program whose output failed (no metric, a failed check): its reason, as the feedback's first line
+    output = r.category in ("metric", "verification") and "app_file" in ((r.result or {}).get("settings") or {})
+    reason = (r.result or {}).get("reason") if r.category == "unknown" or output else \
         first[0].removeprefix("Execution: ") if first else None
     reason = reason or ""
     if root is not None:  # the folder's paths (a program's mapper.dsl) relative to it, as the feedback file's
