@@ -75,6 +75,15 @@ def test_tunes_progress_and_feedback_give_the_metric(timed_exe, tmp_path, capsys
     (root,) = (tmp_path / "runs" / "timed").glob("tune-*")
     feedback = (root / "iter-001" / "feedback.txt").read_text()
     assert feedback.startswith(f"Execution: Execution Error: the metric /{missing}/ does not occur"), feedback
+    # a failed check likewise
+    main([*quick_tune_args(f"{timed_exe} -reps 3", tmp_path / "verify", iters=1), "--verify-pattern", "PASSED"])
+    out = flat(capsys.readouterr().out)
+    line = next(line for line in out.split("iter ")[1:] if line.startswith("1/1"))
+    assert "(failed: the output does not match the verify pattern /PASSED/" in line, out
+    (root,) = (tmp_path / "verify" / "timed").glob("tune-*")
+    feedback = (root / "iter-001" / "feedback.txt").read_text()
+    assert feedback.startswith("Execution: Execution Error: the output does not match the verify pattern /PASSED/"), \
+        feedback
     assert main([*quick_tune_args(f"{timed_exe} -reps 3", tmp_path / "ok", iters=1), "--metric", TIME,
                  "--unit", "ms"]) == 0
     capsys.readouterr()
