@@ -1279,6 +1279,20 @@ def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str
     return keys
 
 
+def _own_metric(result: RunResult) -> str | None:
+    """For a user's program measured by a metric pattern: the pattern and the median of the executions' metric,
+    "/elapsed: ([0-9.]+) ms/ 12.5 ms"; None otherwise (the wall time is the metric)."""
+    import statistics
+
+    said = (result.settings or {}).get("metric") or ""  # `Metric.describe`: "/REGEX/ in ms, lower is better"
+    values = [a.result["metric"] for a in result.attempts if a.result and "metric" in a.result]
+    cut = max(said.rfind("/ in "), said.rfind("/ (no unit)"))
+    if "app_file" not in (result.settings or {}) or not said.startswith("/") or cut < 0 or not values:
+        return None
+    unit = (result.unit or "").removeprefix("1/") if (result.unit or "") != "1/metric" else ""
+    return f"{said[:cut + 1]} {statistics.median(values):.4g} {unit}".rstrip()
+
+
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog, own_mapper: str | None = None) -> Feedback:
     from mapperopt.benchmarks.apps import BEFORE_TIMER
@@ -1305,6 +1319,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     timed = "Wall time of the process" if "app_file" in (result.settings or {}) else "Execution time"
     metric = (f"{timed} is {result.time_s:.3g}s{median}. " if result.time_s is not None else "") + \
         f"Achieved throughput = {value:.4g} {unit}".rstrip() + trimmed + "."
+    if (own := _own_metric(result)) and result.time_s is not None:  # the figure tuned first, then the wall time
+        metric = (f"{own}{median}; wall time of the process {result.time_s:.3g}s. Achieved throughput = "
+                  f"{value:.4g} {unit}".rstrip() + trimmed + ".")
     expert = baselines.get("expert")
     if expert:
         # the expert's figure is its measurement before tuning, in a run of its own: said, as tune's baseline line
@@ -1613,6 +1630,9 @@ def _execution(fb: Feedback, result: RunResult) -> str:
                 keep.append(line.strip())
         keep = keep or lines[:1] or [result.reason or "failed"]
         return "Compile Error: " + keep[0] + "".join("\n  " + x for x in keep[1:])
+    if fb.category in ("metric", "verification") and "app_file" in (result.settings or {}) and result.reason:
+        # a user's program that ran to its end: why its output failed, not its first line
+        return f"Execution Error: {result.reason}" + "".join("\n  " + x for x in lines)
     if result.stage == "timeout":
         head = f"Execution Error: timeout after {_context(result)['timeout_s']} s"
         return head + "".join("\n  " + x for x in lines)

@@ -444,8 +444,12 @@ class BenchCommand(ListsBenchmarks):
             # a mapper file given without its option (run's --mapper, tune's and compare's --start)
             option = next((o for p in self.params for o in p.opts if o in ("--mapper", "--start")), None)
             meant = f"; did you mean `{option} {extra[0]}`?" if option and extra[0].endswith(".dsl") else ""
+            # `--app ./prog -n 512`: the program's command line, unquoted
+            spec = ctx.params.get("app_spec")
+            quote = (f"quote the program's command line: --app {shlex.quote(f'{spec} {shlex.join(extra)}')} (or put "
+                     "its flags after `--`)" if spec else "flags for the program go after `--`")
             defer_refusal(ctx, self, given, click.NoSuchOption(  # with click's "Did you mean" too
-                extra[0], f"No such option '{extra[0]}': flags for the program go after `--`.",
+                extra[0], f"No such option '{extra[0]}': {quote}.",
                 [name for param in self.params for name in param.opts], ctx) if extra[0].startswith("-") else
                 click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                  f"program go after `--`{meant}", ctx))

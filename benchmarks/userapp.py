@@ -301,6 +301,7 @@ def _metric(data, where: str, problems: list[MapperoptError], marks: dict | None
     return None if len(problems) > found else metric
 
 
+_TIME_WORDS = "|".join(sorted({*protocol.TIME_UNITS, *protocol.TIME_SPELLINGS}, key=len, reverse=True))
 # A number's pattern in a metric regex (`[0-9.]+`, `\d+`, `[-+0-9.e]*`), for the example of a regex without a group.
 _NUMBER = re.compile(r"\[[^\]]*0-9[^\]]*\][+*]|\\d[+*](?:\\.\\d[+*])?")
 
@@ -323,6 +324,42 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
         raise MapperoptError(f"{where}: the metric regex {regex!r} has no group: mapperopt reads the number from its "
                              "first group", hint=f"put parentheses around the number, e.g. {example!r}")
     return Metric(regex, unit or "", higher)
+
+
+def _after_group(regex: str) -> str:
+    """The text of `regex` after its first capturing group ("" where it has none or it does not parse)."""
+    opened, k, in_class = [], 0, False  # opened: whether each open group is the first capturing one
+    while k < len(regex):
+        c = regex[k]
+        if c == "\\":
+            k += 2
+            continue
+        if in_class or c == "[":
+            in_class = c != "]" if in_class else True
+            k += 2 if c == "[" and regex.startswith(("[]", "[^]"), k) else 1
+            continue
+        if c == "(":
+            capturing = not regex.startswith("(?", k) or regex.startswith("(?P<", k)
+            opened.append(capturing and not any(opened))
+        elif c == ")" and opened and opened.pop():
+            return regex[k + 1:]
+        k += 1
+    return ""
+
+
+def unit_mismatch(metric: Metric, fix: str = "--unit {unit}") -> str | None:
+    """The warning for a metric pattern whose group is followed by a time unit (`([0-9.]+) us`) that its unit
+    contradicts, or that has no unit, or None: the figures would be off by a factor of 1000, or not read as a time.
+    `fix`: how the user gives the unit, "{unit}" in it replaced by the pattern's."""
+    if metric.regex is None:
+        return None
+    m = re.match(rf"(?:\\s[*+?]?|\\? [*+?]?)*({_TIME_WORDS})(?![A-Za-z/])", _after_group(metric.regex))
+    unit = m and protocol.TIME_SPELLINGS.get(m.group(1).lower(), m.group(1))
+    if not unit or unit == metric.unit or protocol.TIME_UNITS.get(unit) == protocol.TIME_UNITS.get(metric.unit):
+        return None
+    has = f"its unit is {metric.unit}" if metric.unit else "no unit is given"
+    return (f"the metric pattern /{metric.regex}/ reads a number followed by {m.group(1)!r}, but {has}: did you "
+            f"mean {fix.format(unit=unit)}?")
 
 
 def make_verify(pattern: str | None = None, command: str | None = None, reference: str | None = None,
@@ -1192,7 +1229,8 @@ class RunNote:
     Attributes:
         kind: what it is about, a stable name: "unchecked_failure" (the output says a check failed, and nothing but
             the exit status checks it), "unchecked_success" (the output says a check passed, and nothing but the
-            exit status checks it), "memory_fallback" (R452), "unmatched_statement" (R453),
+            exit status checks it), "unread_time" (the metric is the wall time, though the output prints a time
+            that --metric can read), "memory_fallback" (R452), "unmatched_statement" (R453),
             "must_epoch_override" (R455), "measured_elsewhere" (a tuning or comparison measured the mapper at other
             settings, `mapperopt.optimizer.measured_at`).
         code: the mapper's note code ("R452", "R453", "R455"), or None for a note of mapperopt's own.
@@ -1229,8 +1267,48 @@ def metric_over_wall(result) -> str | None:
     output = Path(result.run_dir or "") / (longer[0].stdout or "stdout.txt")
     return (f"the metric, {longer[0].result['metric']:g} {unit}, is longer than the whole execution that printed it "
             f"({longer[0].result['time_s']:.3g} s of wall time, Legion's start-up included){many}: the pattern "
-            f"({s['metric']}) may read the wrong number, or a part of one, or the program prints a time that is not "
+            f"({s['metric']}) may read the wrong number, or a part of one, or a number in another unit than {unit}, or "
+            "the program prints a time that is not "
             f"this execution's; compare it with the program's output, {output}")
+
+
+# A time the program prints (`ELAPSED TIME = 284.0 ms`, `time: 0.41 s`): a word that says so, then a number and a
+# time unit, for the metric pattern `run` suggests where none was given.
+_PRINTED_TIME = re.compile(r"(?i)\b(?:elapsed|time|took|runtime|duration)\b[^0-9\n]{0,40}?(?<![\w.])"
+                           rf"([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)( ?)({_TIME_WORDS})(?![\w/])")
+
+
+def _literal(text: str) -> str:
+    """`text` as a regular expression that matches it, escaping only what a regex reads otherwise (re.escape
+    escapes spaces too, which a pattern to paste need not)."""
+    return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
+
+
+def unread_time(result) -> str | None:
+    """For a run of a user's program whose metric is the wall time (no metric pattern), the words that its output
+    prints a time of its own (`_PRINTED_TIME`, the first execution's output that does), with the --metric and
+    --unit (or the application file's `metric:`) that read it; None otherwise."""
+    s = result.settings or {}
+    if not result.run_dir or not s.get("metric", "").startswith("wall time"):
+        return None
+    for attempt in result.attempts:
+        try:
+            text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
+        except OSError:
+            continue
+        if not (found := list(_PRINTED_TIME.finditer(text))):
+            continue
+        m = found[-1]
+        number = _WHOLE_NUMBER if re.search("[eE]", m.group(1)) else "[0-9.]+"
+        regex = f"{_literal(text[m.start():m.start(1)])}({number}){m.group(2)}{_literal(m.group(3))}"
+        unit = protocol.TIME_SPELLINGS.get(m.group(3).lower(), m.group(3))
+        shown = f"{text[m.start():m.start(1)]}<number>{m.group(2)}{m.group(3)}"
+        how = (f"`metric: {{regex: '{regex}', unit: {unit}}}` in {s['app_file']}" if s.get("app_file") else
+               f"--metric {shlex.quote(regex)} --unit {unit}")
+        return (f"the figure of merit is the process's wall time, Legion's start-up and the program's set-up included, "
+                f"though the program prints a time of its own ({shown!r}, {attempt.stdout} in the run folder); to "
+                f"tune that time, give {how}")
+    return None
 
 
 def run_notes(result) -> list[RunNote]:
@@ -1256,6 +1334,8 @@ def run_notes(result) -> list[RunNote]:
             f"nothing checks the output but the exit status, though the program printed {line!r} ({where} in the "
             f"run folder); so that a run with wrong results fails, give the pattern a correct output prints: {how}"),
             title="Output not checked"))
+    if result.ok and (unread := unread_time(result)):
+        notes.append(RunNote("unread_time", None, unread, title="Metric not read"))
     if result.ok and (longer := metric_over_wall(result)):
         notes.append(RunNote("metric_over_wall", None, longer, title="Metric longer than the execution"))
     for text in mapper_notes(result):
@@ -2048,6 +2128,12 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
         app = replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "metric"))))
     elif unit is not None or higher_is_better:
         app = _metric_changed(app, unit, higher_is_better)
+    # said once the pattern and unit are settled, whichever of the file and the options gave them
+    fix = "--unit {unit}" if app.path is None or unit is not None or metric_regex else f"`unit: {{unit}}` in {app.path}"
+    if said := unit_mismatch(app.metric, fix):
+        import click
+
+        click.secho(f"warning: {said}", fg="yellow", err=True)
     return app, ((bench,) if bench else ()) + tuple(app_args)
 
 

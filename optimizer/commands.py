@@ -915,7 +915,9 @@ def failure_reason(r: IterationRecord, root: Path | None, shown_from: Path | Non
     if r.ok:
         return "", ""
     first = (r.feedback_text or "").strip().splitlines()[:1]
-    reason = (r.result or {}).get("reason") if r.category == "unknown" else \
+    # a user's program whose output failed (no metric, a failed check): its reason, as the feedback's first line
+    output = r.category in ("metric", "verification") and "app_file" in ((r.result or {}).get("settings") or {})
+    reason = (r.result or {}).get("reason") if r.category == "unknown" or output else \
         first[0].removeprefix("Execution: ") if first else None
     reason = reason or ""
     if root is not None:  # the folder's paths (a program's mapper.dsl) relative to it, as the feedback file's
@@ -1957,8 +1959,12 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                     f"as without --mapper the program's own mapper ({own!r}) runs)" if default_start and own else
                     "keep Legion's default mapper (run without --mapper)" if default_start else
                     f"keep your start program ({start_file})" if start_file else f"keep {file})")
-            parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
-                         f"{keep}: tuning found nothing faster")
+            if default_start and not own and best != start:  # "it" would read as Legion's default mapper
+                parts.append(f"{keep}: best.dsl is not shown to be faster than {file}), which maps as Legion's "
+                             f"default mapper does{_versus_default(summary, beats('default'))}")
+            else:
+                parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
+                             f"{keep}: tuning found nothing faster")
     own = summary.get("own_mapper")  # the `default` reference ran it
     refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
     if parts and default_start and not own and refs == ["default"]:
@@ -1991,6 +1997,23 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     if not parts:
         return None
     return next_line(parts, "run")
+
+
+def _versus_default(summary: dict, beat_default: bool) -> str:
+    """The end of `next_step`'s words that best.dsl is not shown faster than the start, Legion's default mapping in
+    the DSL: how it compared with the start and, where it beat Legion's default mapper (`beat_default`), that this
+    gap is not the mapping's; else that it did not beat that mapper either (when measured)."""
+    if not beat_default:
+        return ", nor than Legion's default mapper here" if summary["measured"].get("default", {}).get("estimate") \
+            else " here"
+    c = _comparison(summary, summary["start"])
+    why = c and (c.no_interval or ("from measurements too noisy to count"
+                                   if _noisy(summary, summary["start"]) and c.significant else "not significant"))
+    ratio = f" ({c.ratio:.{c.decimals()}f}x, {why})" if c else ""
+    d = _comparison(summary, "default")
+    return (f"{ratio}, though it measured {d.ratio:.{d.decimals()}f}x Legion's default mapper (significant): a "
+            "difference of the same mapping, so the machine's noise or the DSL mapper's own cost, not a gain of "
+            "the mapping")
 
 
 def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_start: str, own: str | None) -> str:

@@ -796,8 +796,9 @@ def test_a_next_step_that_keeps_the_default_mapper_says_so_once(tmp_path, monkey
     assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
     step = commands.next_step(summary, default_start=True)
     assert step == ("Next: keep Legion's default mapper (run without --mapper): best.dsl is not shown to be faster "
-                    "than it here. To search further, give the same command a larger --iters (it extends this run)."), \
-        step
+                    "than the start program (iter-1, iter-001/mapper.dsl), which maps as Legion's default mapper "
+                    "does, nor than Legion's default mapper here. To search further, give the same command a larger "
+                    "--iters (it extends this run)."), step
     # another start (a program of the user's own): the default mapper is named, as compared with it
     step = commands.next_step(summary, start_file="mine.dsl")
     assert "here; the default mapper is not shown to be faster than it (the default mapper measured" in step, step
@@ -832,3 +833,26 @@ def test_a_next_step_after_a_start_file_names_one_program_to_keep(tmp_path, monk
     assert step.startswith("Next: keep the default mapper (run without --mapper): it measured significantly higher "
                            f"than your start program ({mine}): 1.2"), step
     assert "keep your start program" not in step, step
+
+
+def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_why(tmp_path, monkeypatch):
+    """A user's program tuned from Legion's default mapping: the verdict said "iter-2 beat the default mapper ...
+    1.11x (significant)", then the Next line said "keep Legion's default mapper (run without --mapper): best.dsl is
+    not shown to be faster than it here", which reads as the default mapper. The decision stays (the start maps as
+    Legion's default mapper does, and best.dsl is not shown faster than it); the line names the start program and
+    says both facts."""
+    final = {"iter-2": [11.0, 11.4, 10.6, 11.2, 10.9], "iter-1": [10.6, 11.1, 10.2, 10.9, 10.5],
+             "default": [9.9, 10.0, 10.1, 9.8, 10.0]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    # the premise: best beat the default mapper significantly, not the start
+    assert summary["best"] == "iter-2" and summary["vs"]["default"]["significant"], summary
+    assert not summary["vs"]["iter-1"]["significant"], summary
+    step = " ".join(commands.next_step(summary, default_start=True).split())
+    assert step.startswith("Next: keep Legion's default mapper (run without --mapper): best.dsl is not shown to be "
+                           "faster than the start program (iter-1, iter-001/mapper.dsl), which maps as Legion's "
+                           "default mapper does"), step
+    vs_start, vs_default = (commands._comparison(summary, n) for n in ("iter-1", "default"))
+    assert f"({vs_start.ratio:.{vs_start.decimals()}f}x, not significant)" in step, step
+    assert (f"though it measured {vs_default.ratio:.{vs_default.decimals()}f}x Legion's default mapper "
+            "(significant)") in step, step
+    assert "a difference of the same mapping" in step, step

@@ -1,0 +1,101 @@
+"""What mapperopt says about a user's program's metric, run with tests/app/timed.cc (it prints `elapsed: <ms> ms`):
+a printed time that `run` without --metric could read, a unit that the pattern contradicts, the metric figure in a
+tune's feedback, a failed metric in tune's progress line, and program flags given unquoted after --app."""
+
+from __future__ import annotations
+
+import json
+
+from userapp_support import quick_tune_args
+
+from mapperopt.cli import main
+
+TIME = "elapsed: ([0-9.]+) ms"
+ONCE = ["--repeats", "1", "--max-repeats", "1"]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_run_without_a_metric_suggests_one_for_the_time_the_program_prints(timed_exe, tmp_path, capsys):
+    """The quick path tuned the wall time, Legion's start-up included, while the program printed the time of its
+    timed loop: `run` suggested a --verify-pattern from the output, never a --metric."""
+    assert main(["run", "--app", f"{timed_exe} -reps 3", *ONCE, "--out", str(tmp_path / "run")]) == 0
+    out = flat(capsys.readouterr().out)
+    assert "Metric not read: " in out, out
+    assert "the program prints a time of its own ('elapsed: <number> ms', stdout" in out, out
+    assert f"to tune that time, give --metric '{TIME}' --unit ms" in out, out
+    assert main(["run", "--app", f"{timed_exe} -reps 3", *ONCE, "--out", str(tmp_path / "json"), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    (note,) = [n for n in notes if n["kind"] == "unread_time"]
+    assert f"--metric '{TIME}' --unit ms" in note["text"], note
+    # given a metric: nothing of the kind
+    assert main(["run", "--app", f"{timed_exe} -reps 3", "--metric", TIME, "--unit", "ms", *ONCE,
+                 "--out", str(tmp_path / "metric"), "--json"]) == 0
+    assert not [n for n in json.loads(capsys.readouterr().out)["notes"] if n["kind"] == "unread_time"]
+
+
+def test_a_unit_the_pattern_contradicts_is_warned_about(timed_exe, tmp_path, capsys):
+    """`--metric 'ELAPSED TIME = ([0-9.]+) us' --unit ms` read 329 s for a 0.5 s execution, and a pattern ending in
+    ` ms` without --unit gave a metric "(no unit)": both silently. Warned (the run goes on), from the command line
+    and from the application file alike."""
+    command = f"{timed_exe} -reps 3"
+    assert main(["run", "--app", command, "--metric", TIME, *ONCE, "--out", str(tmp_path / "none")]) == 0
+    err = flat(capsys.readouterr().err)
+    assert (f"warning: the metric pattern /{TIME}/ reads a number followed by 'ms', but no unit is given: did you "
+            "mean --unit ms?") in err, err
+    assert main(["run", "--app", command, "--metric", TIME, "--unit", "s", *ONCE,
+                 "--out", str(tmp_path / "s")]) == 0
+    err = flat(capsys.readouterr().err)
+    assert (f"warning: the metric pattern /{TIME}/ reads a number followed by 'ms', but its unit is s: did you mean "
+            "--unit ms?") in err, err
+    assert main(["run", "--app", command, "--metric", TIME, "--unit", "milliseconds", *ONCE,
+                 "--out", str(tmp_path / "ms")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {timed_exe}\nargs: [-reps, '3']\nsizes: {{ci: {{cpus: 1}}}}\n"
+                        f"metric:\n  regex: '{TIME}'\n  unit: us\n")
+    assert main(["run", "--app", str(app_file), *ONCE, "--out", str(tmp_path / "file")]) == 0
+    err = flat(capsys.readouterr().err)
+    assert "but its unit is us: did you mean `unit: ms` in " in err and str(app_file) in err, err
+
+
+def test_tunes_progress_and_feedback_give_the_metric(timed_exe, tmp_path, capsys, monkeypatch, offline_optimizer):
+    """A metric that does not occur was shown as "failed: Execution Error: <the program's first output line>", its
+    normal output labelled an error; and a tune with --metric gave "Performance Metric: Wall time of the process
+    ...", not the metric it tunes."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # each progress line whole
+    missing = "ELAPSED TIME = ([0-9.]+) ms"
+    args = quick_tune_args(f"{timed_exe} -reps 3", tmp_path / "runs", iters=1)
+    main([*args, "--metric", missing, "--unit", "ms"])
+    out = flat(capsys.readouterr().out)
+    line = next(line for line in out.split("iter ")[1:] if line.startswith("1/1"))
+    assert f"(failed: the metric /{missing}/ does not occur in the standard output or standard error" in line, out
+    (root,) = (tmp_path / "runs" / "timed").glob("tune-*")
+    feedback = (root / "iter-001" / "feedback.txt").read_text()
+    assert feedback.startswith(f"Execution: Execution Error: the metric /{missing}/ does not occur"), feedback
+    # a failed check likewise
+    main([*quick_tune_args(f"{timed_exe} -reps 3", tmp_path / "verify", iters=1), "--verify-pattern", "PASSED"])
+    out = flat(capsys.readouterr().out)
+    line = next(line for line in out.split("iter ")[1:] if line.startswith("1/1"))
+    assert "(failed: the output does not match the verify pattern /PASSED/" in line, out
+    (root,) = (tmp_path / "verify" / "timed").glob("tune-*")
+    feedback = (root / "iter-001" / "feedback.txt").read_text()
+    assert feedback.startswith("Execution: Execution Error: the output does not match the verify pattern /PASSED/"), \
+        feedback
+    assert main([*quick_tune_args(f"{timed_exe} -reps 3", tmp_path / "ok", iters=1), "--metric", TIME,
+                 "--unit", "ms"]) == 0
+    capsys.readouterr()
+    (root,) = (tmp_path / "ok" / "timed").glob("tune-*")
+    feedback = (root / "iter-001" / "feedback.txt").read_text()
+    metric = json.loads((root / "iter-001" / "result.json").read_text())["attempts"][0]["result"]["metric"]
+    assert feedback.startswith(f"Execution: Performance Metric: /{TIME}/ {metric:.4g} ms; wall time of the process "
+                               ), feedback
+
+
+def test_program_flags_given_unquoted_after_app_are_told_to_be_quoted(timed_exe, capsys):
+    assert main(["run", "--app", str(timed_exe), "-reps", "3"]) == 2
+    err = flat(capsys.readouterr().err)
+    assert f"quote the program's command line: --app '{timed_exe} -reps 3'" in err, err
+    assert "or put its flags after `--`" in err, err
