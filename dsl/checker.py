@@ -2320,29 +2320,32 @@ class _Checker:
         parents = {n.name: n.parent for n in self.app.region_tree}
         kinds = {n.name: n.kind for n in self.app.region_tree}
 
-        def top(names: tuple[str, ...]) -> str | None:
-            """The root region of a name chain (nearest name first): its last region (a discovered chain goes on
-            to the index and field spaces), else the root of the tree."""
-            regions = [n for n in names if kinds.get(n) == "region"]
-            return regions[-1] if regions else Evaluator._root(names, parents)
+        def top(task: str, r) -> str | tuple[str, int]:
+            """The root region of requirement `r`'s name chain (nearest name first): its last region (a discovered
+            chain goes on to the index and field spaces), else the root of the tree; for a region without a name,
+            (task, index): discovery does not record which tree it is in, so it shares its root with no other
+            requirement (a reduction's fill needs none)."""
+            regions = [n for n in r.names if kinds.get(n) == "region"]
+            root = regions[-1] if regions else Evaluator._root(r.names, parents)
+            return (task, r.index) if root is None else root
 
-        space: dict[str, dict[str, int | None]] = {}  # root region -> its fields (those requirements name) -> bytes
+        # root region -> its fields (those requirements name) -> bytes
+        space: dict[str | tuple[str, int], dict[str, int | None]] = {}
         for t in self.app.tasks:
             for r in t.regions:
-                root = top(r.names)
-                if root is not None:
-                    for f, n in zip(r.fields, r.field_sizes or (None,) * len(r.fields)):
-                        if space.setdefault(root, {}).get(f) is None:
-                            space[root][f] = n
+                root = top(t.name, r)
+                for f, n in zip(r.fields, r.field_sizes or (None,) * len(r.fields)):
+                    if space.setdefault(root, {}).get(f) is None:
+                        space[root][f] = n
         found: dict[tuple, tuple] = {}  # (id of the statement, "copy" or "fill") -> (statement, {A}, {B}, roots)
         for excluded in ((),) if ev.machine is not None else ((), ("GPU",)):
-            by_root: dict[str, list] = {}
+            by_root: dict[str | tuple[str, int], list] = {}
             for info in self.app.tasks:
                 if info.inner:
                     continue
                 for r in info.regions:
-                    root = top(r.names)
-                    if root is None or not r.fields or r.privilege == "no_access":
+                    root = top(info.name, r)
+                    if not r.fields or r.privilege == "no_access":
                         continue
                     try:
                         place = self._copy_place(ev, info, r.index, excluded)

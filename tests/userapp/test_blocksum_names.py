@@ -1,0 +1,46 @@
+"""Names in a user's program as a Legion developer writes it (tests/app/blocksum.cc): a named region `grid` and its
+block partition `blocks`, and a 1-element region, left unnamed as most tutorials leave their regions, that every point
+of `accumulate` reduces into (`-unnamed`: the program attaches no name at all). Tasks registered under C++ enum IDs
+(UPDATE_TASK_ID, ...) and the names `update`, `accumulate` and `check`. Each check discovers the program."""
+
+from __future__ import annotations
+
+import pytest
+
+from mapperopt.cli import main
+
+
+def check(capsys, tmp_path, text: str, app: str) -> tuple[int, str]:
+    """`mapperopt check m.dsl --app APP` of a mapper `text`: its exit status and output, whitespace folded."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(text)
+    code = main(["check", str(mapper), "--app", app])
+    out = capsys.readouterr()
+    return code, " ".join((out.out + out.err).split())
+
+
+@pytest.mark.parametrize("flags", ["", " -unnamed"])
+@pytest.mark.parametrize("layout", ["Layout accumulate 1 * AOS Align==64;", "Layout * * * AOS Align==64;"])
+def test_w330_warns_of_a_padded_aos_reduction_instance_of_an_unnamed_region(tmp_path, blocksum_exe, capsys, flags,
+                                                                            layout):
+    """AOS with a padding Align on accumulate's reduction (Realm's fill of such an instance can crash): the same
+    warning whether or not the program attaches names, as the region's name does not change its instance."""
+    code, out = check(capsys, tmp_path, f"Task * CPU;\nRegion * * CPU SYSMEM;\n{layout}\n", f"{blocksum_exe}{flags}")
+    assert code == 0, out
+    assert (f"m.dsl:3:1: warning[W330]: line 3's `{layout}` gives argument 1 of accumulate AOS instances with an "
+            "element stride of 64 bytes (AOS Align==64 pads each 8-byte field to 64 bytes), for a reduction: Realm "
+            "fills a reduction instance") in out, out
+    assert out.count("warning[W330]") == 1, out
+    fixed = layout.replace(" Align==64", "")
+    assert f"hint: drop the Align: write `{fixed}` instead" in out, out
+    code, out = check(capsys, tmp_path, f"Task * CPU;\nRegion * * CPU SYSMEM;\n{fixed}\n", f"{blocksum_exe}{flags}")
+    assert code == 0 and "W330" not in out, out
+
+
+def test_w330_pairs_no_unnamed_requirements_it_cannot_place_in_one_region_tree(tmp_path, blocksum_exe, capsys):
+    """AOS of update's two fields beside accumulate's SOA of one: with names, both on the partition `blocks` (copies
+    within one subregion, no W330); without, discovery does not say that they share a region tree, so W330's copy
+    case does not pair them either."""
+    for flags in ("", " -unnamed"):
+        code, out = check(capsys, tmp_path, "Task * CPU;\nLayout update 0 * AOS;\n", f"{blocksum_exe}{flags}")
+        assert code == 0 and "W330" not in out, (flags, out)
