@@ -1404,7 +1404,7 @@ class _Checker:
                     hint = self._field_hint(s, region.name, scope) or (
                         f"{self._every_point_hint(s, each[1])} (a point's own subregion, such as '{close}', applies "
                         "to that point only)" if each else meant(close) if close else (
-                            f"region names of {whose}: {', '.join(sorted(chains))}" if chains else
+                            self._named_hint(s, scope, whose, chains) if chains else
                             self._unnamed_hint(s, scope, whose)))
                     # a user's program: where the listed names come from, for a C++ variable's name, say
                     notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else ()
@@ -1470,17 +1470,43 @@ class _Checker:
                         return (*self._point_subregion(seen, [t]), seen)
         return None
 
-    @staticmethod
-    def _by_index(stmt, scope):
-        """`stmt` selecting argument 0 of the first of `scope`'s tasks with a region argument (named where `stmt`
-        selects `*` or several tasks), and that task; (None, None) where none has one."""
-        t = next((t for t in scope if t.regions), None)
+    @classmethod
+    def _by_index(cls, stmt, scope):
+        """`stmt` selecting, by its index, the first argument without a name of `scope`'s tasks, else argument 0 of
+        the first with a region argument (the task named where `stmt` selects `*` or several tasks), and that task;
+        (None, None) where none has one. An unnamed argument first: the one a name the program never attached
+        most likely means."""
+        unnamed = cls._unnamed_args(scope)
+        t, index = unnamed[0] if unnamed else (next((t for t in scope if t.regions), None), 0)
         if t is None:
             return None, None
-        by_index = dataclasses.replace(stmt, region=A.RegionSel(index=0))
+        by_index = dataclasses.replace(stmt, region=A.RegionSel(index=index))
         if stmt.tasks.names is None or len(scope) > 1:
             by_index = dataclasses.replace(by_index, tasks=A.TaskSel((A.Ident(t.name),)))
         return by_index, t
+
+    @staticmethod
+    def _unnamed_args(scope) -> list[tuple]:
+        """(task, index) of each region argument of `scope`'s tasks that has no name (explain shows '-')."""
+        return [(t, r.index) for t in scope for r in t.regions if not r.names]
+
+    @classmethod
+    def _named_hint(cls, stmt, scope, whose: str, chains) -> str:
+        """E203's hint listing the names of `scope`'s arguments, and those without a name by index (privilege,
+        fields) with the statement that selects the first: a task may mix named and unnamed arguments."""
+        hint = f"region names of {whose}: {', '.join(sorted(chains))}"
+        unnamed = cls._unnamed_args(scope)
+        if not unnamed:
+            return hint
+        shown = []
+        for t, i in unnamed[:3]:
+            r = t.regions[i]
+            fields = f"; field{'s' if len(r.fields) > 1 else ''} {', '.join(r.fields)}" if r.fields else ""
+            shown.append(f"argument {i} of '{t.name}' ({r.privilege}{f' {r.redop}' if r.redop else ''}{fields})")
+        more = f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else ""
+        by_index, _ = cls._by_index(stmt, scope)
+        return (f"{hint}; {'; '.join(shown)}{more} {'has' if len(unnamed) == 1 else 'have'} no name (explain shows "
+                f"'-'): `{format_statement(by_index)}` selects {'it' if len(unnamed) == 1 else 'the first'}")
 
     @classmethod
     def _attached_note(cls, stmt, scope) -> str:

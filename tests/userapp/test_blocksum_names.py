@@ -44,3 +44,18 @@ def test_w330_pairs_no_unnamed_requirements_it_cannot_place_in_one_region_tree(t
     for flags in ("", " -unnamed"):
         code, out = check(capsys, tmp_path, "Task * CPU;\nLayout update 0 * AOS;\n", f"{blocksum_exe}{flags}")
         assert code == 0 and "W330" not in out, (flags, out)
+
+
+def test_an_unknown_region_name_of_a_task_with_an_unnamed_argument_names_that_argument(tmp_path, blocksum_exe,
+                                                                                       capsys):
+    """`Region accumulate sum ...`, the C++ variable's name of the unnamed reduction region: the hint lists the names
+    attached to accumulate's arguments and the unnamed argument by its index, privilege and field, and the example
+    selects that argument (index 1), not the named one (0)."""
+    code, out = check(capsys, tmp_path, "Region accumulate sum CPU SYSMEM;\n", str(blocksum_exe))
+    assert code == 1 and "error[E203]: unknown region 'sum' for task 'accumulate'" in out, out
+    assert ("hint: region names of task 'accumulate': blocks, grid; argument 1 of 'accumulate' (reduce sum_f64; field "
+            "field_300) has no name (explain shows '-'): `Region accumulate 1 CPU SYSMEM;` selects it") in out, out
+    assert "an argument is also selected by its index, `Region accumulate 1 CPU SYSMEM;`" in out, out
+    assert "Region accumulate 0 " not in out, out
+    code, out = check(capsys, tmp_path, "Region accumulate 1 CPU SYSMEM;\n", str(blocksum_exe))
+    assert code == 0 and "E203" not in out, out
