@@ -293,6 +293,23 @@ def _operator_hint(op: str, names: tuple[str, str]) -> str:
     return said
 
 
+# What C++ enum names of task IDs add to a task's name (UPDATE_TASK_ID, TID_UPDATE): stripped to find the task.
+_TASK_ID_AFFIXES = re.compile(r"^(?:tid|task)_|_(?:task_id|task|tid|id)$", re.IGNORECASE)
+
+
+def enum_named(word: str, tasks) -> str | None:
+    """The task `word`, a name like a C++ enum value of a task ID (capitals, or a task ID's prefix or suffix), most
+    likely means: the longest of `tasks` (of 3 characters or more) that its stem contains, case-insensitively; None
+    where none does or `word` is no such name."""
+    stem = word
+    while (shorter := _TASK_ID_AFFIXES.sub("", stem, count=1)) != stem:
+        stem = shorter
+    if stem == word and word != word.upper():
+        return None
+    found = [t for t in tasks if len(t) >= 3 and t != word and t.lower() in stem.lower()]
+    return max(found, key=len) if found else None
+
+
 def _top_level_hint(s, kind: str, regions: bool = True) -> str:
     """E202's fix for statement `s` naming the top-level task (which runs on `kind`; `regions`: it has region
     arguments): what reaches it instead; for a statement of regions where it has none, that none applies."""
@@ -1288,7 +1305,8 @@ class _Checker:
         given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
         more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
-            app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
+            app.task(n) is None and not closest(n, known) and not extended(n, known) and not enum_named(n, known)
+            for n in named)
         nameless = [n for n in known if re.fullmatch(r"unnamed_task_\d+", n)]
         no_names = ("the program's tasks have no names" if len(nameless) == len(known) else
                     f"{len(nameless)} of the program's {len(known)} tasks "
@@ -1342,8 +1360,13 @@ class _Checker:
                     if foreign:
                         continue
                     notes = unknown_notes(ident.name)
+                    enum = enum_named(ident.name, known)  # `UPDATE_TASK_ID` for `update`: its ID's C++ name
+                    if enum:
+                        notes = (f"'{abridged(ident.name)}' looks like a C++ enum value (a task ID): Legion knows a "
+                                 "task by the name it is registered with, not by C++ names", *notes)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
-                        longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
+                        # `init` for `init_field` (likely cut short), else the task an enum name contains
+                        longer = extended(ident.name, known) or enum
                         self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery "
                                          f"(`{app.discovered_as}`): this statement applies only to runs that launch it",
                                  ident.loc,
@@ -1353,7 +1376,7 @@ class _Checker:
                                  (f"tasks that ran: {listing}", *notes))
                         continue
                     self.add("E202", f"unknown task '{abridged(ident.name)}' (application '{app.app}')", ident.loc,
-                             ((meant(close) if close else None), f"tasks: {listing}"), notes)
+                             ((meant(close or enum) if close or enum else None), f"tasks: {listing}"), notes)
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)

@@ -59,3 +59,24 @@ def test_an_unknown_region_name_of_a_task_with_an_unnamed_argument_names_that_ar
     assert "Region accumulate 0 " not in out, out
     code, out = check(capsys, tmp_path, "Region accumulate 1 CPU SYSMEM;\n", str(blocksum_exe))
     assert code == 0 and "E203" not in out, out
+
+
+@pytest.mark.parametrize("written, task", [("UPDATE_TASK_ID", "update"), ("ACCUMULATE_TASK", "accumulate"),
+                                           ("CHECK_ID", "check"), ("TID_UPDATE", "update")])
+def test_a_task_named_by_its_cpp_enum_id_gets_the_task_it_means(tmp_path, blocksum_exe, capsys, written, task):
+    """A task written as its C++ enum value: still W315 (another command line may launch a task of that name), with
+    the registered name it contains and a note that enum names are not Legion task names."""
+    code, out = check(capsys, tmp_path, f"Task {written} CPU;\n", str(blocksum_exe))
+    assert code == 0, out
+    assert f"warning[W315]: task '{written}' did not run in discovery" in out, out
+    assert f"hint: did you mean '{task}'?" in out, out
+    assert (f"note: '{written}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
+            "registered with, not by C++ names") in out, out
+
+
+def test_several_tasks_named_by_their_enum_ids_are_not_taken_for_another_programs_mapper(tmp_path, blocksum_exe,
+                                                                                         capsys):
+    """Two enum names, neither of which ran: not E225 (the mapper of another program) but a W315 with its task each."""
+    code, out = check(capsys, tmp_path, "Task UPDATE_TASK_ID CPU;\nTask ACCUMULATE_TASK_ID CPU;\n", str(blocksum_exe))
+    assert code == 0 and "E225" not in out, out
+    assert "hint: did you mean 'update'?" in out and "hint: did you mean 'accumulate'?" in out, out
