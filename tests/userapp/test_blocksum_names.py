@@ -80,3 +80,19 @@ def test_several_tasks_named_by_their_enum_ids_are_not_taken_for_another_program
     code, out = check(capsys, tmp_path, "Task UPDATE_TASK_ID CPU;\nTask ACCUMULATE_TASK_ID CPU;\n", str(blocksum_exe))
     assert code == 0 and "E225" not in out, out
     assert "hint: did you mean 'update'?" in out and "hint: did you mean 'accumulate'?" in out, out
+
+
+def test_explain_says_how_statements_reach_the_top_level_task(tmp_path, blocksum_exe, capsys):
+    """explain lists the top-level task; a statement that names it is E202 but for ControlReplicate, and `*` and kind
+    selectors map it: explain says so under it."""
+    mapper = tmp_path / "empty.dsl"
+    mapper.write_text("")
+    assert main(["explain", str(mapper), "--app", str(blocksum_exe)]) == 0
+    out = capsys.readouterr().out
+    section = out.split("\ntop_level (top-level task)\n", 1)[1].split("\n\n", 1)[0]
+    assert ("  a statement names it only in ControlReplicate (E202 elsewhere); `*` and kind selectors "
+            "(`Task * CPU;`, `SingleTaskMap CPU f;`) select it") in section, section
+    code, out = check(capsys, tmp_path, "Task top_level CPU;\n", str(blocksum_exe))
+    assert code == 1 and "error[E202]: task 'top_level' is the top-level task" in out, out
+    code, out = check(capsys, tmp_path, "Task * CPU;\nControlReplicate top_level;\n", str(blocksum_exe))
+    assert "E202" not in out, out
