@@ -55,6 +55,7 @@ PERFORMANCE_FIELDS = {
     "overhead_limit_explain": ("limits", "lets"), "overhead_limit": ("limits",),
     "counted": ("counted_s", "wall_s", "share", "covered"), "not_counted": ("others",),
     "counted_little": ("covered", "task"),
+    "changed_task": ("task", "total_s", "best_s", "ratio", "kinds"), "no_task_changed": ("ratio", "share"),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}

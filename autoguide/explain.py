@@ -47,6 +47,8 @@ HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the
 MAX_POINTS = 4096  # points of an index launch evaluated to tell which processors its map statement uses
 BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
 NEGLIGIBLE_SHARE = 10.0  # percent of a user's program's wall time its counted tasks fill below which advice is moot
+CHANGED_RATIO = 1.1  # a task's time over its time under the best from which a slower run's explanation names it
+CHANGED_SHARE = 5.0  # ... if it rose by this percent of the best's profiled task time at least (not a tiny task)
 
 
 class _Missing(KeyError):
@@ -1294,7 +1296,7 @@ def _own_metric(result: RunResult) -> str | None:
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
-                 catalog: Catalog, own_mapper: str | None = None) -> Feedback:
+                 catalog: Catalog, own_mapper: str | None = None, best_result: RunResult | None = None) -> Feedback:
     from mapperopt.benchmarks.apps import BEFORE_TIMER
     from mapperopt.benchmarks.protocol import values_of
 
@@ -1343,6 +1345,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     if best:
         key = "new_best" if value > best else "versus_best"
         parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
+        if value < best and best_result is not None and (
+                changed := _changed_task(texts, rows, task_profile(best_result))):
+            parts.append(changed)
     machine = machine_of(result)
     busy = loop_busy(result, rows)
     overhead = busy is not None and busy["busy"] < BUSY_SHARE
@@ -1405,12 +1410,44 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
                               "\n".join(raw_lines), "performance"), level)
 
 
+def _changed_task(texts: Mapping[str, str], rows: list[dict], best_rows: list[dict]) -> str | None:
+    """For a run slower than the best: of the timed tasks of its task profile `rows` (`task_profile`), the one whose
+    time rose most (seconds) of those that took `CHANGED_RATIO` times their time under the best or more
+    (`best_rows`, the best's profile) and `CHANGED_SHARE` percent of the best's task time, as `changed_task` says it,
+    else `no_task_changed`; None where the two profiles share no task. Each task summed over the processor kinds it
+    ran on."""
+    def per_task(rs: list[dict]) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for r in rs:
+            if r["timed"]:
+                entry = out.setdefault(r["task"], {"total_s": 0.0, "kinds": []})
+                entry["total_s"] += r["total_s"]
+                entry["kinds"].append(r["kind"])
+        return out
+
+    here, there = per_task(rows), per_task(best_rows)
+    floor = CHANGED_SHARE / 100 * sum(t["total_s"] for t in there.values())
+    rose = [t for t in here if t in there and there[t]["total_s"] > 0
+            and here[t]["total_s"] >= CHANGED_RATIO * there[t]["total_s"]
+            and here[t]["total_s"] - there[t]["total_s"] >= floor]
+    if not rose:
+        return (texts["no_task_changed"].format(ratio=CHANGED_RATIO, share=CHANGED_SHARE) if set(here) & set(there)
+                else None)
+    task = max(rose, key=lambda t: here[t]["total_s"] - there[t]["total_s"])
+    now, before = here[task]["total_s"], there[task]["total_s"]
+    kinds = ("" if sorted(here[task]["kinds"]) == sorted(there[task]["kinds"]) else
+             f"; on {', '.join(sorted(here[task]['kinds']))} here, {', '.join(sorted(there[task]['kinds']))} under "
+             "the best")
+    return texts["changed_task"].format(task=task, total_s=now, best_s=before, ratio=now / before, kinds=kinds)
+
+
 # ----------------------------------------------------------------------------------------------------- public API
 
 
 def explain(result: RunResult, *, level: str = "suggest", best: float | None = None,
             baselines: Mapping[str, float] | None = None, catalog: Catalog | None = None,
-            default_failure: Mapping[str, Any] | None = None, own_mapper: str | None = None) -> Feedback:
+            default_failure: Mapping[str, Any] | None = None, own_mapper: str | None = None,
+            best_result: RunResult | None = None) -> Feedback:
     """AutoGuide's feedback on one run.
 
     Args:
@@ -1424,6 +1461,8 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
             mapper's failure at that stage is then not advised to be undone.
         own_mapper: the name of the mapper a user's program registers itself, which its `default` reference ran
             (`baselines`, `default_failure`) in place of Legion's default mapper; None for none.
+        best_result: the run of the best mapper so far (`best`'s), whose task profile the explanation of a slower
+            run compares with its own; None: not compared.
 
     Returns:
         `Feedback` (docs/autoguide.md). Never raises for any content of `result`.
@@ -1434,7 +1473,8 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     if level not in LEVELS:
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
     try:
-        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure, own_mapper)
+        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure, own_mapper,
+                        best_result)
     except Exception as exc:  # a bug of AutoGuide's must not cost the run its summary and feedback.json
         return _at_level(_failed_feedback(result, exc), level)
 
@@ -1459,9 +1499,10 @@ def _failed_feedback(result: RunResult, exc: Exception) -> Feedback:
 
 def _explain(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
              catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
-             own_mapper: str | None = None) -> Feedback:
+             own_mapper: str | None = None, best_result: RunResult | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
-        return _untraced(_performance(result, level, best, baselines, catalog, own_mapper), result, level, catalog)
+        return _untraced(_performance(result, level, best, baselines, catalog, own_mapper, best_result), result,
+                         level, catalog)
     fb = _failure(result, level, catalog, default_failure, own_mapper, bool(baselines.get("default")))
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog, default_failure, own_mapper)

@@ -293,6 +293,23 @@ def _operator_hint(op: str, names: tuple[str, str]) -> str:
     return said
 
 
+# What C++ enum names of task IDs add to a task's name (UPDATE_TASK_ID, TID_UPDATE): stripped to find the task.
+_TASK_ID_AFFIXES = re.compile(r"^(?:tid|task)_|_(?:task_id|task|tid|id)$", re.IGNORECASE)
+
+
+def enum_named(word: str, tasks) -> str | None:
+    """The task `word`, a name like a C++ enum value of a task ID (capitals, or a task ID's prefix or suffix), most
+    likely means: the longest of `tasks` (of 3 characters or more) that its stem contains, case-insensitively; None
+    where none does or `word` is no such name."""
+    stem = word
+    while (shorter := _TASK_ID_AFFIXES.sub("", stem, count=1)) != stem:
+        stem = shorter
+    if stem == word and word != word.upper():
+        return None
+    found = [t for t in tasks if len(t) >= 3 and t != word and t.lower() in stem.lower()]
+    return max(found, key=len) if found else None
+
+
 def _top_level_hint(s, kind: str, regions: bool = True) -> str:
     """E202's fix for statement `s` naming the top-level task (which runs on `kind`; `regions`: it has region
     arguments): what reaches it instead; for a statement of regions where it has none, that none applies."""
@@ -1288,7 +1305,8 @@ class _Checker:
         given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
         more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
-            app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
+            app.task(n) is None and not closest(n, known) and not extended(n, known) and not enum_named(n, known)
+            for n in named)
         nameless = [n for n in known if re.fullmatch(r"unnamed_task_\d+", n)]
         no_names = ("the program's tasks have no names" if len(nameless) == len(known) else
                     f"{len(nameless)} of the program's {len(known)} tasks "
@@ -1342,8 +1360,13 @@ class _Checker:
                     if foreign:
                         continue
                     notes = unknown_notes(ident.name)
+                    enum = enum_named(ident.name, known)  # `UPDATE_TASK_ID` for `update`: its ID's C++ name
+                    if enum:
+                        notes = (f"'{abridged(ident.name)}' looks like a C++ enum value (a task ID): Legion knows a "
+                                 "task by the name it is registered with, not by C++ names", *notes)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
-                        longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
+                        # `init` for `init_field` (likely cut short), else the task an enum name contains
+                        longer = extended(ident.name, known) or enum
                         self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery "
                                          f"(`{app.discovered_as}`): this statement applies only to runs that launch it",
                                  ident.loc,
@@ -1353,7 +1376,7 @@ class _Checker:
                                  (f"tasks that ran: {listing}", *notes))
                         continue
                     self.add("E202", f"unknown task '{abridged(ident.name)}' (application '{app.app}')", ident.loc,
-                             ((meant(close) if close else None), f"tasks: {listing}"), notes)
+                             ((meant(close or enum) if close or enum else None), f"tasks: {listing}"), notes)
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)
@@ -1404,7 +1427,7 @@ class _Checker:
                     hint = self._field_hint(s, region.name, scope) or (
                         f"{self._every_point_hint(s, each[1])} (a point's own subregion, such as '{close}', applies "
                         "to that point only)" if each else meant(close) if close else (
-                            f"region names of {whose}: {', '.join(sorted(chains))}" if chains else
+                            self._named_hint(s, scope, whose, chains) if chains else
                             self._unnamed_hint(s, scope, whose)))
                     # a user's program: where the listed names come from, for a C++ variable's name, say
                     notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else ()
@@ -1470,17 +1493,43 @@ class _Checker:
                         return (*self._point_subregion(seen, [t]), seen)
         return None
 
-    @staticmethod
-    def _by_index(stmt, scope):
-        """`stmt` selecting argument 0 of the first of `scope`'s tasks with a region argument (named where `stmt`
-        selects `*` or several tasks), and that task; (None, None) where none has one."""
-        t = next((t for t in scope if t.regions), None)
+    @classmethod
+    def _by_index(cls, stmt, scope):
+        """`stmt` selecting, by its index, the first argument without a name of `scope`'s tasks, else argument 0 of
+        the first with a region argument (the task named where `stmt` selects `*` or several tasks), and that task;
+        (None, None) where none has one. An unnamed argument first: the one a name the program never attached
+        most likely means."""
+        unnamed = cls._unnamed_args(scope)
+        t, index = unnamed[0] if unnamed else (next((t for t in scope if t.regions), None), 0)
         if t is None:
             return None, None
-        by_index = dataclasses.replace(stmt, region=A.RegionSel(index=0))
+        by_index = dataclasses.replace(stmt, region=A.RegionSel(index=index))
         if stmt.tasks.names is None or len(scope) > 1:
             by_index = dataclasses.replace(by_index, tasks=A.TaskSel((A.Ident(t.name),)))
         return by_index, t
+
+    @staticmethod
+    def _unnamed_args(scope) -> list[tuple]:
+        """(task, index) of each region argument of `scope`'s tasks that has no name (explain shows '-')."""
+        return [(t, r.index) for t in scope for r in t.regions if not r.names]
+
+    @classmethod
+    def _named_hint(cls, stmt, scope, whose: str, chains) -> str:
+        """E203's hint listing the names of `scope`'s arguments, and those without a name by index (privilege,
+        fields) with the statement that selects the first: a task may mix named and unnamed arguments."""
+        hint = f"region names of {whose}: {', '.join(sorted(chains))}"
+        unnamed = cls._unnamed_args(scope)
+        if not unnamed:
+            return hint
+        shown = []
+        for t, i in unnamed[:3]:
+            r = t.regions[i]
+            fields = f"; field{'s' if len(r.fields) > 1 else ''} {', '.join(r.fields)}" if r.fields else ""
+            shown.append(f"argument {i} of '{t.name}' ({r.privilege}{f' {r.redop}' if r.redop else ''}{fields})")
+        more = f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else ""
+        by_index, _ = cls._by_index(stmt, scope)
+        return (f"{hint}; {'; '.join(shown)}{more} {'has' if len(unnamed) == 1 else 'have'} no name (explain shows "
+                f"'-'): `{format_statement(by_index)}` selects {'it' if len(unnamed) == 1 else 'the first'}")
 
     @classmethod
     def _attached_note(cls, stmt, scope) -> str:
@@ -2320,29 +2369,32 @@ class _Checker:
         parents = {n.name: n.parent for n in self.app.region_tree}
         kinds = {n.name: n.kind for n in self.app.region_tree}
 
-        def top(names: tuple[str, ...]) -> str | None:
-            """The root region of a name chain (nearest name first): its last region (a discovered chain goes on
-            to the index and field spaces), else the root of the tree."""
-            regions = [n for n in names if kinds.get(n) == "region"]
-            return regions[-1] if regions else Evaluator._root(names, parents)
+        def top(task: str, r) -> str | tuple[str, int]:
+            """The root region of requirement `r`'s name chain (nearest name first): its last region (a discovered
+            chain goes on to the index and field spaces), else the root of the tree; for a region without a name,
+            (task, index): discovery does not record which tree it is in, so it shares its root with no other
+            requirement (a reduction's fill needs none)."""
+            regions = [n for n in r.names if kinds.get(n) == "region"]
+            root = regions[-1] if regions else Evaluator._root(r.names, parents)
+            return (task, r.index) if root is None else root
 
-        space: dict[str, dict[str, int | None]] = {}  # root region -> its fields (those requirements name) -> bytes
+        # root region -> its fields (those requirements name) -> bytes
+        space: dict[str | tuple[str, int], dict[str, int | None]] = {}
         for t in self.app.tasks:
             for r in t.regions:
-                root = top(r.names)
-                if root is not None:
-                    for f, n in zip(r.fields, r.field_sizes or (None,) * len(r.fields)):
-                        if space.setdefault(root, {}).get(f) is None:
-                            space[root][f] = n
+                root = top(t.name, r)
+                for f, n in zip(r.fields, r.field_sizes or (None,) * len(r.fields)):
+                    if space.setdefault(root, {}).get(f) is None:
+                        space[root][f] = n
         found: dict[tuple, tuple] = {}  # (id of the statement, "copy" or "fill") -> (statement, {A}, {B}, roots)
         for excluded in ((),) if ev.machine is not None else ((), ("GPU",)):
-            by_root: dict[str, list] = {}
+            by_root: dict[str | tuple[str, int], list] = {}
             for info in self.app.tasks:
                 if info.inner:
                     continue
                 for r in info.regions:
-                    root = top(r.names)
-                    if root is None or not r.fields or r.privilege == "no_access":
+                    root = top(info.name, r)
+                    if not r.fields or r.privilege == "no_access":
                         continue
                     try:
                         place = self._copy_place(ev, info, r.index, excluded)

@@ -886,6 +886,9 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        if e["app_mapper"] else f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
                        "the task is launched")
+        if e.get("top_level"):  # E202's rule: by name in ControlReplicate alone
+            out.append("  a statement names it only in ControlReplicate (E202 elsewhere); `*` and kind selectors "
+                       "(`Task * CPU;`, `SingleTaskMap CPU f;`) select it")
         if e.get("parent"):
             parent = e["parent"]
             at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else

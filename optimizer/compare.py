@@ -83,7 +83,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildC
                                           continued_by, final_round_check, keep_reference, memory_now, next_line,
                                           option_words, print_new_notes, require_known_size, require_same_build,
                                           require_same_machine, require_start_file, tests_size_note)
-from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
+from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
                                        joined_names, measured_values, rebuilt_iterations, reference_name,
                                        relative_run_dirs, require_machine)
@@ -197,7 +197,8 @@ class SharedEvaluations:
             else:
                 (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
             feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
-                               baselines=self.inner.baselines, own_mapper=self.inner.own_mapper)
+                               baselines=self.inner.baselines, own_mapper=self.inner.own_mapper,
+                               best_result=best_run(best))
             return Evaluation(result, feedback, feedback_text(feedback, result), measured_in=where)
         evaluation = self.inner.evaluate(dsl, out_dir, best)
         probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,

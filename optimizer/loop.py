@@ -153,8 +153,15 @@ class BenchmarkEvaluator:
         result = run_benchmark(self.app, dsl, repeats=self.repeats, max_repeats=self.max_repeats, out_dir=out_dir,
                                min_time_s=self.min_time_s, profile=self.profile, **options)
         feedback = explain(result, level=self.level, best=best.throughput if best else None,
-                           baselines=self.baselines, default_failure=self.default_failure, own_mapper=self.own_mapper)
+                           baselines=self.baselines, default_failure=self.default_failure, own_mapper=self.own_mapper,
+                           best_result=best_run(best))
         return Evaluation(result, feedback, feedback_text(feedback, result))
+
+
+def best_run(best: IterationRecord | None) -> RunResult | None:
+    """The best iteration's run, whose task profile AutoGuide compares a slower run's with; None without one (no best
+    yet, or a cached iteration, which keeps no run)."""
+    return RunResult.from_json(best.result) if best is not None and best.result else None
 
 
 def adaptive_timeout(best: IterationRecord | None, reference_wall_s: float | None = None) -> float | None:

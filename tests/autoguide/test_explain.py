@@ -747,3 +747,44 @@ def test_w327_hint_is_the_edit_autoguide_makes_when_the_blas_leaf_aborts(layout)
     assert fb.rule == "dgemm-illegal-parameter" and fb.edits, fb
     edited = apply_edits_to_text(dsl, fb.edits).splitlines()[1]
     assert d.hints[0].startswith(f"drop the Align: write `{edited}` instead"), (d.hints, edited)
+
+
+def test_a_slower_run_names_the_task_whose_time_rose_most_against_the_best():
+    """The explanation of a run slower than the best compares its task profile with the best's (`best_result`): the
+    task whose time rose most (of those that took 1.1x or more, by 5 % of the best's task time at least), with both
+    times; none such: it says so. Not said of a run as fast as the best or faster, nor without the best's run."""
+    _, best = load("circuit-expert_profiled")
+    profile = best.attempts[-1].profile
+    assert profile and not best.profile
+    slower_tasks = [{**e, "total_s": 3 * e["total_s"]} if e["task"] == "calculate_new_currents" else e
+                    for e in profile["tasks"]]
+    base = next(e["total_s"] for e in profile["tasks"] if e["task"] == "calculate_new_currents")
+    slow = dataclasses.replace(best, throughput=0.8 * best.throughput, trimmed_mean=None,
+                               attempts=(*best.attempts[:-1], dataclasses.replace(
+                                   best.attempts[-1], profile={**profile, "tasks": slower_tasks})))
+    text = " ".join(explain(slow, best=best.recorded_throughput, best_result=best).explanation.split())
+    assert (f"Against the best's task profile, 'calculate_new_currents' took {3 * base:.3g} s here and {base:.3g} s "
+            "under the best (3.00x): of the profiled tasks, its time rose most.") in text, text
+    # the same profile as the best's: no task took longer
+    same = dataclasses.replace(slow, attempts=best.attempts)
+    text = " ".join(explain(same, best=best.recorded_throughput, best_result=best).explanation.split())
+    assert ("Against the best's task profile, no profiled task took 1.10x its time under the best, and 5% of the "
+            "best's task time more, or over") in text, text
+    # a task of 2% of the best's task time, tripled: not the cause to name
+    tiny = [{**e, "total_s": 3 * e["total_s"]} if e["task"] == "distribute_charge" else e for e in profile["tasks"]]
+    tiny_run = dataclasses.replace(slow, attempts=(*best.attempts[:-1], dataclasses.replace(
+        best.attempts[-1], profile={**profile, "tasks": tiny})))
+    text = " ".join(explain(tiny_run, best=best.recorded_throughput, best_result=best).explanation.split())
+    assert "no profiled task took 1.10x" in text and "'distribute_charge' took" not in text, text
+    assert "best's task profile" not in explain(slow, best=best.recorded_throughput).explanation
+    # what the search passes: the best iteration's run as its journal keeps it; none for a cached iteration
+    from mapperopt.optimizer.base import IterationRecord
+    from mapperopt.optimizer.loop import best_run
+
+    record = IterationRecord(iter=1, dsl=best.dsl, key="k", status="ok", stage=None, category="performance",
+                             throughput=best.recorded_throughput, unit=best.unit,
+                             best_throughput=best.recorded_throughput, result=json.loads(json.dumps(best.to_json())))
+    assert task_profile(best_run(record)) == task_profile(best)
+    assert best_run(dataclasses.replace(record, result=None, cached=True)) is None and best_run(None) is None
+    assert "best's task profile" not in explain(best, best=0.9 * best.recorded_throughput,
+                                                best_result=slow).explanation

@@ -297,6 +297,20 @@ def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_nea
     assert only("Task calc_new_currents GPU;", "E202", discovered).hints[0] == "did you mean 'calculate_new_currents'?"
 
 
+def test_a_task_named_by_a_cpp_enum_value_gets_the_task_its_name_contains(circuit):
+    """`UPDATE_VOLTAGES_TASK_ID`, a task ID's C++ name, is not a near-miss by spelling: E202 of a benchmark (W315 of a
+    discovered program) names the task it contains and says that C++ names are not task names. A lower-case name
+    that only contains a task's name is not taken for one."""
+    note = ("'UPDATE_VOLTAGES_TASK_ID' looks like a C++ enum value (a task ID): Legion knows a task by the name it "
+            "is registered with, not by C++ names")
+    d = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "E202", circuit)
+    assert d.hints[0] == "did you mean 'update_voltages'?" and note in d.notes, d
+    d = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "W315", replace(circuit, discovered_as="circuit -steps 0"))
+    assert d.hints[0] == "did you mean 'update_voltages'?" and note in d.notes, d
+    d = only("Task my_update_voltages_copy CPU;", "E202", circuit)
+    assert "looks like a C++ enum value" not in " ".join(d.notes), d
+
+
 def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
     """Two or more task names of which none ran in discovery, nor is a near-miss of one that did: the mapper of
     another program (Stencil's, here), one error naming the program's tasks instead of a warning per name (W315)."""

@@ -1,8 +1,8 @@
 """The test programs tests/app/foreign.cc, constrained.cc, histogram.cc, features.cc, pieces.cc, timed.cc, layoutdep.cc,
-graph.cc, csr.cc and twovariants.cc, each built once the way a user builds a program of their own: with the flags
-`mapperopt toolchain --cflags --libs` prints. The executable is kept in the build cache under a key of the source, the
-compiler and those flags (locked, like the project's own builds), so that pytest workers and later sessions share one
-build."""
+graph.cc, csr.cc, twovariants.cc and blocksum.cc, each built once the way a user builds a program of their own: with
+the flags `mapperopt toolchain --cflags --libs` prints. The executable is kept in the build cache under a key of the
+source, the compiler and those flags (locked, like the project's own builds), so that pytest workers and later
+sessions share one build."""
 
 from __future__ import annotations
 
@@ -86,3 +86,8 @@ def csr_exe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def twovariants_exe(tmp_path_factory) -> Path:
     return _build("twovariants", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def blocksum_exe(tmp_path_factory) -> Path:
+    return _build("blocksum", tmp_path_factory)
