@@ -10,12 +10,14 @@ so a difference in time is the cost of the DSL mapper's own mapping calls.
 
     python -m mapperopt.benchmarks.mapping_overhead [--steps 300] [--tiles 4] [--rounds 7] [--mapper my.dsl ...]
 
-Printed per mapper: the median of the timed steps' time (Stencil's own `time_s`) over the rounds, its spread (min-max),
-the process's CPU time (user + system, median), and, against Legion's default mapper, the median of the per-round
-differences with their spread and that difference divided by the task mappings of the timed steps (steps x 2 x
-tiles^2): the cost per task mapping. The load average before and after says how busy the machine was: on a busy
-machine the executions wait for a core and the spread grows. Takes about a minute with the defaults (the first run
-also builds Stencil and the mappers). Exit status 1 when an execution fails.
+Printed per mapper: the median of the timed steps' time (Stencil's own `time_s`) over the rounds, its spread
+(min-max), the process's CPU time (user + system, median), and, against Legion's default mapper, the median of the
+per-round differences with their spread and that difference divided by the task mappings of the timed steps (steps x 2
+x tiles^2): the cost per task mapping; and that divided by the region requirements of a task (5 for Stencil's
+`stencil` and `increment`), since a DSL mapper's cost grows with the requirements it maps. The load average before and
+after says how busy the machine was: on a busy machine the executions wait for a core and the spread grows. Takes
+about a minute with the defaults (the first run also builds Stencil and the mappers). Exit status 1 when an execution
+fails.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import sys
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import build_app
+from mapperopt.benchmarks.apps import build_app, load_config
 from mapperopt.benchmarks.harness import parse_output
 from mapperopt.compiler.build import compile_program
 
@@ -79,6 +81,12 @@ def main() -> None:
            "-lg:no_physical_tracing", "-logfile", "stderr"]
     env = toolchain.runtime_env()
     mappings = args.steps * 2 * args.tiles ** 2
+    # The region requirements of the timed loop's tasks, from Stencil's stored description.
+    counts = {len(t["regions"]) for t in load_config("stencil").stored_description()["tasks"]
+              if t["name"] in ("stencil", "increment")}
+    if len(counts) != 1:
+        sys.exit(f"Stencil's stencil and increment tasks have different requirement counts: {sorted(counts)}")
+    requirements = counts.pop()
     load_before = os.getloadavg()[0]
     names = list(mappers)
     for name in names:  # one unmeasured execution each: page cache, lazy binding
@@ -92,20 +100,23 @@ def main() -> None:
             cpus[name].append(cpu)
     load_after = os.getloadavg()[0]
     print(f"Stencil {side}x{side} in {args.tiles}x{args.tiles} tiles, {args.steps} timed steps, "
-          f"-lg:no_physical_tracing, 1 CPU + 1 utility processor: {mappings} task mappings timed per execution; "
-          f"{args.rounds} rounds; load average {load_before:.2f} before, {load_after:.2f} after")
-    print(f"{'mapper':<12} {'median':>9} {'spread':>15} {'CPU':>8}  {'vs default (spread)':<28} per task mapping")
+          f"-lg:no_physical_tracing, 1 CPU + 1 utility processor: {mappings} task mappings timed per execution, "
+          f"{requirements} region requirements each; {args.rounds} rounds; load average {load_before:.2f} before, "
+          f"{load_after:.2f} after")
+    print(f"{'mapper':<12} {'median':>9} {'spread':>15} {'CPU':>8}  {'vs default (spread)':<28} "
+          f"{'per task mapping (spread)':<28} per requirement")
     for name in names:
         med = statistics.median(times[name])
         row = (f"{name:<12} {med * 1e3:7.1f} ms {spread(times[name], 1e3, 'ms'):>15} "
                f"{statistics.median(cpus[name]):6.2f} s")
         if name == "default":
-            print(f"{row}  {'-':<28} -")
+            print(f"{row}  {'-':<28} {'-':<28} -")
             continue
         diffs = [t - d for t, d in zip(times[name], times["default"])]
         diff = statistics.median(diffs)
         versus = f"{diff * 1e3:+.1f} ms ({spread(diffs, 1e3, 'ms')})"
-        print(f"{row}  {versus:<28} {diff * 1e6 / mappings:+.1f} us ({spread(diffs, 1e6 / mappings, 'us', 1)})")
+        per_task = f"{diff * 1e6 / mappings:+.1f} us ({spread(diffs, 1e6 / mappings, 'us', 1)})"
+        print(f"{row}  {versus:<28} {per_task:<28} {diff * 1e6 / mappings / requirements:+.1f} us")
 
 
 if __name__ == "__main__":
