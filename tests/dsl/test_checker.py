@@ -982,6 +982,34 @@ def test_w302_a_memory_the_statements_processor_kind_never_sees(circuit, m14):
     assert not [x for x in diags("Task * GPU,CPU;\nRegion * * GPU FBMEM,SYSMEM;", circuit, m14) if x.code == "W302"]
 
 
+def test_w302_a_statement_whose_only_memory_its_processor_kind_never_sees(circuit, m14):
+    """`Region * rp_shared CPU FBMEM;` after `Region * * CPU SYSMEM;` passed as ok: no CPU sees the framebuffer, so
+    the statement does nothing (rp_shared goes on to the earlier statement's SYSMEM), as FBMEM does in
+    `CPU FBMEM,SYSMEM` (W302). Alone it is E222 (nothing else to go on to). On a machine without GPUs, W302 says
+    that CPUs never see FBMEM anyway, so that the statement is not taken for one that works on a GPU machine."""
+    src = "Task * CPU;\nRegion * * CPU SYSMEM;\nRegion * rp_shared CPU FBMEM;"
+    d = only(src, "W302", circuit, m14)
+    assert at(d) == (3, 24) and not d.is_error
+    assert d.message == "memory kind 'FBMEM' is not visible from CPU processors on this machine; it is skipped"
+    [hint] = d.hints
+    assert "so the statement places no instance" in hint and "`Region * rp_shared GPU FBMEM;`" in hint, hint
+    assert not [x for x in diags(src, circuit, m14) if x.is_error]
+    assert only(src, "W302", None, m14).message == d.message  # without an application
+    alone = [x.code for x in diags("Task * CPU;\nRegion * rp_shared CPU FBMEM;", circuit, m14)]
+    assert "E222" in alone and "W302" not in alone, alone
+    # Where no task runs on CPUs, the statement never applies (as where the machine has no CPUs): not reported.
+    assert "W302" not in [x.code for x in diags(src.replace("Task * CPU;", "Task * GPU;"), circuit, m14)]
+    cpu = parse_machine_spec("1x0x1")
+    d = only(src, "W302", circuit, cpu)
+    assert d.message == ("memory kind 'FBMEM' does not exist on this machine, and CPU processors never see it on "
+                         "any machine (FBMEM is a GPU's memory); it is skipped"), d.message
+    d = only("Task * CPU;\nRegion * rp_shared CPU FBMEM;", "E221", circuit, cpu)
+    assert "CPU processors never see FBMEM on any machine (FBMEM is a GPU's memory)" in d.notes, d.notes
+    # A kind another processor kind's machine would let it see is only absent here.
+    assert only("Region * * * SYSMEM;\nRegion * * CPU ZCMEM;", "W302", machine=cpu).message == (
+        "memory kind 'ZCMEM' does not exist on this machine; it is skipped")
+
+
 def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     """docs/dsl-reference.md: E206 is a type error; an index out of range is E205 statically (R408 at run time)."""
     d = only("t = (0,);\nx = t[1];", "E205", None, m14)
