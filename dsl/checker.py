@@ -2507,18 +2507,24 @@ class _Checker:
             strides.setdefault(stride, []).append(what)
             sizes = {held[f] for f in r.fields}
             field_size = f"{next(iter(sizes))}-byte " if len(sizes) == 1 and None not in sizes else ""
+            # past three fields, the first three and the count, as explain lists them: the message stays readable
+            fields = (_and(list(held)) if len(held) <= 3 else
+                      f"{', '.join(list(held)[:3])}, ... ({len(held)} fields)")
             reasons[f"{_layout_words(got)} pads each {field_size}field to {pad} bytes" if by_align else
-                    f"each instance holds all {len(held)} fields of '{root}': {_and(list(held))}"] = None
+                    f"each instance holds {f'all {len(held)}' if len(held) <= 3 else 'every'} field"
+                    f"{'s' if len(held) <= 3 else ''} of '{root}': {fields}"] = None
         gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
                           f"instances with {stride}" for stride, whats in strides.items())
         fixed = "a Realm bug fixed upstream in StanfordLegion/realm#436, not in the legate wheel"
         crash = ("SIGFPE, `address_list.cc:152 ... Assertion 'read_pointer == max_entries' failed` or heap corruption "
                  "(`malloc(): invalid size`)")
         what = f"line {stmt.loc.line}'s `{format_statement(stmt)}` gives {gives} ({'; '.join(reasons)})"
+        # The Realm issue goes to a note, so that the message's line says what and where.
         if case == "fill":
             message = (f"{what}, for a reduction: Realm fills a reduction instance with the reduction's identity, and "
-                       f"in the installed Realm such fills of an instance whose element stride is not its field's "
-                       f"size can crash ({crash}); {fixed}")
+                       "in the installed Realm such fills can crash")
+            note = (f"fills of an instance whose element stride is not its field's size can crash with {crash}: "
+                    f"{fixed}")
         else:
             kept = []
             for layout, tasks in others.items():
@@ -2528,9 +2534,11 @@ class _Checker:
                 kept.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout}")
             # Whether a partition is sparse or aliased, neither discovery nor a benchmark's description records.
             source = "discovery does" if self.app.discovered_as else "the benchmark's description does"
-            message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts: a "
-                       "crash risk only over a sparse or aliased partition (an image, a preimage), not an equal or "
-                       f"block one; {source} not record which (StanfordLegion/realm#436)")
+            message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts, "
+                       "which can crash over a sparse or aliased partition")
+            note = ("a risk, not a certainty: the installed Realm's copies between two layouts crash only over a "
+                    "sparse or aliased partition (an image, a preimage), not over an equal or block one, and "
+                    f"{source} not record which partition this is; {fixed}")
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":
@@ -2600,7 +2608,7 @@ class _Checker:
             these = "this argument" if len(padded) == 1 else "these arguments"
             hints.append(f"{'or ' if hints else ''}keep {these} SOA: write "
                          f"`{format_statement(dataclasses.replace(stmt, constraints=soa))}` instead")
-        self.add("W330", message, stmt.loc, hints)
+        self.add("W330", message, stmt.loc, hints, (note,))
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the
