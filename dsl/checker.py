@@ -128,6 +128,12 @@ def _layout_at_run_time(constraints: list[str], app: AppDescription, tasks) -> s
                 f"; at size{'s' if len(others) > 1 else ''} {_and(others)}, without it, {decides}" if others else ""))
 
 
+def _never_seen(mem: str, proc: str | None) -> str | None:
+    """Why processors of kind `proc` never see memory kind `mem` on any machine (a GPU's framebuffer is its own), or
+    None."""
+    return f"{mem} is a GPU's memory" if mem == "FBMEM" and proc not in (None, "GPU") else None
+
+
 def _sized_hints(kinds) -> tuple[str, ...]:
     """The hint of W302 and E221 for each memory kind of `kinds` (names) that exists only when the run sizes it."""
     return tuple(f"{k} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k]} MiB): give the run's flags after "
@@ -350,6 +356,9 @@ class _Checker:
         self._typing: set[str] = set()
         self._globals_typed = False
         self._absent_only: set[int] = set()  # ids of the Region statements reported as E221
+        self._unseen_only: list[tuple[A.RegionStmt, str, list[A.Kind]]] = []  # no memory seen from the kind: W302?
+        self._inaccessible: set[int] | None = None  # ids of the Region statements reported as E222, once checked
+        self._applied: set[int] = set()  # ids of the Region statements that apply to a requirement where it runs
         self._called_variables: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
         self._function: A.FuncDef | None = None  # the function whose body is being scoped
         self._typed: A.FuncDef | None = None  # the function whose body is being typed
@@ -394,6 +403,7 @@ class _Checker:
             self._one_node()
             if not any(d.is_error and d.code not in INERT_ERRORS for d in self.diags):
                 self._static_evaluation()
+                self._unseen_statements()
             elif self.app is not None or any(isinstance(s, (A.Assign, A.Print)) for s in self.program.statements):
                 # Evaluating a program with errors would report their consequences; say what waits for the fix.
                 # An E209 above came from the Task statements, which need no evaluation: only a mapping
@@ -2011,15 +2021,17 @@ class _Checker:
             if isinstance(s, A.RegionStmt):
                 if self._only_absent_memories(s):
                     continue
+                proc = s.proc.name if isinstance(s.proc, A.Kind) else None
                 listed = any(k.name == "VIRTUAL" or m.memories_of(k.name) for k in s.memories)
                 for k in s.memories:
                     if (k.name != "VIRTUAL" and not m.memories_of(k.name)
                             and (not listed or k.name in FLAG_SIZED_MEMORIES)):
-                        self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
+                        # Said where the kind is of no use to the processor kind on a machine that has it either.
+                        never = _never_seen(k.name, proc)
+                        never = f", and {proc} processors never see it on any machine ({never})" if never else ""
+                        self.add("W302", f"memory kind '{k.name}' does not exist on this machine{never}; it is skipped",
                                  k.loc, _sized_hints([k.name]))
-                # A kind the machine has that the statement's processor kind never sees (FBMEM for CPUs) is as dead,
-                # where another kind of the list is seen (none: E222).
-                proc = s.proc.name if isinstance(s.proc, A.Kind) else None
+                # A kind the machine has that the statement's processor kind never sees (FBMEM for CPUs) is as dead.
                 if proc is not None and procs(proc):
                     unseen = [k for k in s.memories if k.name != "VIRTUAL" and m.memories_of(k.name)
                               and not m.visible(k.name, proc, 0, 0)]
@@ -2027,6 +2039,29 @@ class _Checker:
                         for k in unseen:
                             self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on this "
                                              "machine; it is skipped", k.loc)
+                    elif unseen:
+                        # None seen: E222 where the requirements have no later memory to go on to, else W302, which
+                        # waits for static evaluation to tell (`_unseen_statements`).
+                        self._unseen_only.append((s, proc, unseen))
+
+    def _unseen_statements(self):
+        """W302 for each kind of a Region statement none of whose memories its processor kind sees, where the
+        requirements it selects go on to another statement's list (E222 where none does): the statement does nothing.
+        With an application, only where a task it selects runs on that kind here (else it never applies, as for a
+        kind without processors); without one, E222 is not checked: W302. Not where evaluation stopped before E222."""
+        if self.app is not None and self._inaccessible is None:
+            return
+        for s, proc, unseen in self._unseen_only:
+            if self.app is not None and (id(s) in self._inaccessible or id(s) not in self._applied):
+                continue
+            usable = "FBMEM or ZCMEM" if proc == "GPU" else "SYSMEM"
+            hint = (f"no memory of this statement is visible from {proc} processors, so the statement places no "
+                    f"instance: list one they see, e.g. {usable}")
+            if proc != "GPU" and all(k.name == "FBMEM" for k in unseen):
+                hint += f", or write it for GPU tasks: `{format_statement(dataclasses.replace(s, proc=A.Kind('GPU')))}`"
+            for k in unseen:
+                self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on this machine; it is "
+                                 "skipped", k.loc, (hint,))
 
     def _app_replication(self):
         """W319 for each task of a ControlReplicate statement that Legion cannot replicate: an index-launched one
@@ -2093,7 +2128,9 @@ class _Checker:
                   if isinstance(s.proc, A.Kind) and s.proc.name == "GPU" and exists("FBMEM") else
                   "add a kind the machine has, e.g. SYSMEM, after the others",
                   *_sized_hints(k.name for k in s.memories)),
-                 (f"machine: {self.machine.counts()}",))
+                 (f"machine: {self.machine.counts()}",
+                  *(f"{s.proc.name} processors never see {k.name} on any machine ({_never_seen(k.name, s.proc.name)})"
+                    for k in s.memories if isinstance(s.proc, A.Kind) and _never_seen(k.name, s.proc.name))))
         return True
 
     def _static_evaluation(self):
@@ -2137,13 +2174,17 @@ class _Checker:
         if self.app is None:
             return
         failing: dict[int, tuple[A.RegionStmt, DslRuntimeError, str, list[str]]] = {}
+        self._applied = set()
         for info, kind, req in self._placed_requirements(ev):
+            if self._unseen_only:
+                self._applied.update(id(s) for s in ev.region_statements(info.name, req.index, kind))
             try:
                 ev.memory(info.name, req.index, Proc(kind, 0, 0))
             except DslRuntimeError as err:
                 stmt = ev.region_statements(info.name, req.index, kind)[0]
                 if id(stmt) not in self._absent_only:
                     failing.setdefault(id(stmt), (stmt, err, kind, []))[3].append(f"'{info.name}' {req.index}")
+        self._inaccessible = set(failing)
         for stmt, err, kind, where in failing.values():
             listed = [m.name for m in stmt.memories]
             hints = []
@@ -2466,18 +2507,24 @@ class _Checker:
             strides.setdefault(stride, []).append(what)
             sizes = {held[f] for f in r.fields}
             field_size = f"{next(iter(sizes))}-byte " if len(sizes) == 1 and None not in sizes else ""
+            # past three fields, the first three and the count, as explain lists them: the message stays readable
+            fields = (_and(list(held)) if len(held) <= 3 else
+                      f"{', '.join(list(held)[:3])}, ... ({len(held)} fields)")
             reasons[f"{_layout_words(got)} pads each {field_size}field to {pad} bytes" if by_align else
-                    f"each instance holds all {len(held)} fields of '{root}': {_and(list(held))}"] = None
+                    f"each instance holds {f'all {len(held)}' if len(held) <= 3 else 'every'} field"
+                    f"{'s' if len(held) <= 3 else ''} of '{root}': {fields}"] = None
         gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
                           f"instances with {stride}" for stride, whats in strides.items())
         fixed = "a Realm bug fixed upstream in StanfordLegion/realm#436, not in the legate wheel"
         crash = ("SIGFPE, `address_list.cc:152 ... Assertion 'read_pointer == max_entries' failed` or heap corruption "
                  "(`malloc(): invalid size`)")
         what = f"line {stmt.loc.line}'s `{format_statement(stmt)}` gives {gives} ({'; '.join(reasons)})"
+        # The Realm issue goes to a note, so that the message's line says what and where.
         if case == "fill":
             message = (f"{what}, for a reduction: Realm fills a reduction instance with the reduction's identity, and "
-                       f"in the installed Realm such fills of an instance whose element stride is not its field's "
-                       f"size can crash ({crash}); {fixed}")
+                       "in the installed Realm such fills can crash")
+            note = (f"fills of an instance whose element stride is not its field's size can crash with {crash}: "
+                    f"{fixed}")
         else:
             kept = []
             for layout, tasks in others.items():
@@ -2487,9 +2534,11 @@ class _Checker:
                 kept.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout}")
             # Whether a partition is sparse or aliased, neither discovery nor a benchmark's description records.
             source = "discovery does" if self.app.discovered_as else "the benchmark's description does"
-            message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts: a "
-                       "crash risk only over a sparse or aliased partition (an image, a preimage), not an equal or "
-                       f"block one; {source} not record which (StanfordLegion/realm#436)")
+            message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts, "
+                       "which can crash over a sparse or aliased partition")
+            note = ("a risk, not a certainty: the installed Realm's copies between two layouts crash only over a "
+                    "sparse or aliased partition (an image, a preimage), not over an equal or block one, and "
+                    f"{source} not record which partition this is; {fixed}")
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":
@@ -2559,7 +2608,7 @@ class _Checker:
             these = "this argument" if len(padded) == 1 else "these arguments"
             hints.append(f"{'or ' if hints else ''}keep {these} SOA: write "
                          f"`{format_statement(dataclasses.replace(stmt, constraints=soa))}` instead")
-        self.add("W330", message, stmt.loc, hints)
+        self.add("W330", message, stmt.loc, hints, (note,))
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the

@@ -833,10 +833,10 @@ def _reduce_text(reduce: tuple[str | None, bool] | None) -> str:
 
 def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
     out = [f"machine: {machine.describe()}"]
-    if any(e["bounding_box"] and e["domain"] for e in entries):  # discovery records extents only
-        out.append("note: each index launch is shown over its domain's bounding box, from 0 in each dimension: "
-                   "discovery records neither which points of a sparse domain exist nor an offset domain's lower "
-                   "corner, so a sparse launch has fewer points than shown and counted here")
+    # Discovery records extents only, and cannot tell a sparse or offset domain from a dense one: said in short.
+    if any(e["bounding_box"] and e["domain"] for e in entries):
+        out.append("note: launch domains are shown as bounding boxes from 0; a sparse or offset domain has fewer or "
+                   "other points")
     for e in entries:
         launch = (f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else
                   "top-level task" if e.get("top_level") else f"{e['launch']} launch")
