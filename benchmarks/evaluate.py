@@ -1499,8 +1499,9 @@ def _size_words(s: str) -> str:
 
 
 def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str:
-    """Benchmarks and sizes in few words, grouped by size: the `gpu` size unsaid, `tight` "(tight memory)", and all
-    of the plan's GEMMs at a size, where more than two, "the 6 GEMMs" first (a `gemms_note` after it: theirs alone)."""
+    """Benchmarks and sizes in few words, grouped by size: `tight` "(tight memory)", the `gpu` size unsaid where it
+    is the only one ("(`gpu`)" beside another: "stencil; stencil (tight memory)" read as a typo), and all of the
+    plan's GEMMs at a size, where more than two, "the 6 GEMMs" first (a `gemms_note` after it: theirs alone)."""
     gemms = sorted({b for b, s in pairs(plan) if b not in NOT_GEMMS})
     groups = []
     for s in plan["sizes"]:
@@ -1508,8 +1509,8 @@ def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str
         if len(gemms) > 2 and set(gemms) <= set(here):
             here = [f"the {len(gemms)} GEMMs{gemms_note}"] + [b for b in here if b not in gemms]
         if here:
-            groups.append(_names(here) + _size_words(s))
-    return "; ".join(groups)
+            groups.append((_names(here), s))
+    return "; ".join(names + (_size_words(s) or f" (`{s}`)" * (len(groups) > 1)) for names, s in groups)
 
 
 SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the details below give them all)
@@ -1591,8 +1592,9 @@ def in_short(units: dict, plan: dict, results: Path) -> list[str]:
     state = " and ".join(w for w, shown in (("partial", len(progress["done"]) < len(progress["todo"])),
                                             ("provisional", provisional)) if shown)
     if provisional and drift is not None:
-        state += (f": each score is one execution, divided by the expert's from another session"
-                  + (" or protocol" if _drift_protocols(units, plan) else "") + f" (up to {_percent(drift)} apart)")
+        # the Summary's cell opens with the comparison's figure: these are its "reference unit:" one
+        state += (": each score is one execution over the reference unit's expert (another session"
+                  + (" or protocol" if _drift_protocols(units, plan) else "") + f": up to {_percent(drift)} apart)")
     caveat = [t for t in (state, model and f"{_names(model)}, the paper's language-model optimizer, did not run",
                           others and f"{_names(others)} did not run") if t]
     if caveat:

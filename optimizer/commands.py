@@ -1861,12 +1861,18 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     """One line that answers "did tuning beat the references?" from the final comparison (`final_comparison`'s
     summary): the best candidate against each reference mapper measured with it (against the start without any),
     beating one only with a significant ratio above 1 from measurements that are not noisy. With `default_start`,
-    a start that stays the best is the default mapping itself, never a gain over the default mapper."""
+    the start is the default mapping itself: neither it nor a best not shown faster than it gains over the default
+    mapper."""
     best, measured, start = summary["best"], summary["measured"], summary["start"]
     others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
     if not others:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
     beaten, parts, intervals = [], [], {}  # intervals: label -> whether its ratio has one
+    # The default start maps as Legion's default mapper does: a gain over that mapper but not over the start is the
+    # machine's noise or the DSL mapper's own cost, not a gain of the mapping (as next_step says).
+    start_gain = not (default_start and not summary.get("own_mapper") and best != start
+                      and _comparison(summary, start) and not _gain(summary, start))
+    unmapped = False
     for name in others:
         c = _comparison(summary, name)
         label = "the start" if name == start else reference_name(name, summary.get("own_mapper"))
@@ -1875,7 +1881,10 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
         intervals[label] = not c.no_interval
-        if c.significant and c.ratio > 1 and not noisy and not same:
+        gain = c.significant and c.ratio > 1 and not noisy and not same
+        caveat = gain and name == "default" and not start_gain
+        unmapped |= caveat
+        if gain and not caveat:
             beaten.append(label)
         # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
         too_noisy = (f"a difference beyond the {100 * protocol.CONFIDENCE:.0f} % intervals, but from measurements too "
@@ -1883,6 +1892,9 @@ def verdict(summary: dict, default_start: bool = False) -> str:
                      + (", so it does not count as beating it" if c.ratio > 1 else ""))
         how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
                                                                  else too_noisy if noisy else "significant"))
+        if caveat:
+            how += (f", but not shown to differ from the start, which maps as {label} does: {_versus_start(summary)}; "
+                    "so the machine's noise or the DSL mapper's own cost")
         parts.append(f"{c.ratio:.{c.decimals()}f}x {label} ({how})")
     beat, them = " and ".join(beaten), "the start" if others == [start] else "the references"
     # Too few executions for an interval: "no mapper beat" would read as measured slower, whatever the ratio.
@@ -1890,7 +1902,8 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     shown = " and ".join(label for label, has in intervals.items() if has)
     cannot = (f"can be said to beat {unshown if shown else them} without an interval (an interval takes "
               f"--final-rounds {protocol.MIN_INTERVAL_VALUES} or more)")
-    head = (f"{best} beat {beat}" if beaten else f"no mapper beat {them}" if not unshown else
+    head = (f"{best} beat {beat}" if beaten else "no gain of the mapping shown" if unmapped and not unshown else
+            f"no mapper beat {them}" if not unshown else
             f"no mapper beat {shown}, and none {cannot}" if shown else f"no mapper {cannot}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
@@ -2006,14 +2019,19 @@ def _versus_default(summary: dict, beat_default: bool) -> str:
     if not beat_default:
         return ", nor than Legion's default mapper here" if summary["measured"].get("default", {}).get("estimate") \
             else " here"
-    c = _comparison(summary, summary["start"])
-    why = c and (c.no_interval or ("from measurements too noisy to count"
-                                   if _noisy(summary, summary["start"]) and c.significant else "not significant"))
-    ratio = f" ({c.ratio:.{c.decimals()}f}x, {why})" if c else ""
+    ratio = f" ({_versus_start(summary)})" if _comparison(summary, summary["start"]) else ""
     d = _comparison(summary, "default")
     return (f"{ratio}, though it measured {d.ratio:.{d.decimals()}f}x Legion's default mapper (significant): a "
             "difference of the same mapping, so the machine's noise or the DSL mapper's own cost, not a gain of "
             "the mapping")
+
+
+def _versus_start(summary: dict) -> str:
+    """The best's ratio to the start it is not shown faster than, and why not ("1.01x, not significant")."""
+    c = _comparison(summary, summary["start"])
+    why = c.no_interval or ("from measurements too noisy to count"
+                            if _noisy(summary, summary["start"]) and c.significant else "not significant")
+    return f"{c.ratio:.{c.decimals()}f}x, {why}"
 
 
 def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_start: str, own: str | None) -> str:

@@ -1491,6 +1491,10 @@ def test_the_pages_short_lines_read_the_summary_tables_figures(tmp_path, card):
                      else re.match(r"\d+\.\d\d", cell)[0])
     for o, x, row in gains(short["Faster than the expert mapper"]):
         assert x == over_expert(o, row), (o, x, row)
+    # which of a cell's two figures they are, where the Summary gives the comparison's first: a reader took 1.47x
+    # for a typo of the 1.44 the cell opens with
+    if "reference unit:" in "".join(c for row in rows.values() for c in row[6:8]):
+        assert "over the reference unit's expert" in short["Caveat"], short
     against = short["Against Legion's default mapper"]
     for o, x, row in gains(re.split("; within noise|; not shown to differ", against)[0]):
         default = float(re.match(r"\d+\.\d\d", row[5])[0])  # the default mapper over the expert, one session
@@ -1548,6 +1552,11 @@ def test_the_pages_first_lines_say_units_name_the_failing_mapper_and_define_tigh
     # the excuse of the one-GPU GEMMs follows them, first in their list
     assert re.search(r"\*\*No gain beyond noise\*\* over the expert: the 6 GEMMs \(on one GPU their mappers can "
                      r"hardly differ\)(,| and) stencil", top), top
+    # a line of several sizes names each, `gpu` too: "... and stencil; stencil and pennant (tight memory)" read as a
+    # typo
+    groups = short["No gain beyond noise"].split(" over the expert: ")[1].rstrip(".").split("; ")
+    assert len(groups) > 1, groups  # the premise
+    assert all(g.endswith((" (`gpu`)", " (tight memory)")) for g in groups), groups
     assert "- **Planned**: on one " in top and "**What ran**" not in top, top
 
 
@@ -1598,7 +1607,8 @@ def test_the_largest_drift_between_sessions_says_where_the_comparison_ran_anothe
             "the reference unit")
     glance = text[text.index("## What ran and what it shows"):text.index("## Summary")]
     assert glance.count(said) == 2, glance  # the Final-or-provisional and Headline bullets
-    assert "from another session or protocol (up to 8.0 % apart)" in _in_short(text)["Caveat"], text
+    assert "over the reference unit's expert (another session or protocol: up to 8.0 % apart)" in \
+        _in_short(text)["Caveat"], text
     assert f"stencil `ci`: -8.0 %, no noise measured, `{flag} 3` against the reference unit's `{flag} {own}`" in text
     header = text[:text.index("## Physical limits")]
     assert f"differed by up to 8.0 % ({said}; each table's header" in header, header

@@ -840,7 +840,7 @@ def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_w
     1.11x (significant)", then the Next line said "keep Legion's default mapper (run without --mapper): best.dsl is
     not shown to be faster than it here", which reads as the default mapper. The decision stays (the start maps as
     Legion's default mapper does, and best.dsl is not shown faster than it); the line names the start program and
-    says both facts."""
+    says both facts, and the verdict that the gain is not the mapping's."""
     final = {"iter-2": [11.0, 11.4, 10.6, 11.2, 10.9], "iter-1": [10.6, 11.1, 10.2, 10.9, 10.5],
              "default": [9.9, 10.0, 10.1, 9.8, 10.0]}
     summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
@@ -856,3 +856,12 @@ def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_w
     assert (f"though it measured {vs_default.ratio:.{vs_default.decimals()}f}x Legion's default mapper "
             "(significant)") in step, step
     assert "a difference of the same mapping" in step, step
+    # The verdict, which a reader may stop at, says so too: it said "iter-2 beat the default mapper ... (significant)".
+    line = " ".join(commands.verdict(summary, default_start=True).split())
+    assert line == ("Verdict: no gain of the mapping shown; the best (iter-2) measured "
+                    f"{vs_default.ratio:.{vs_default.decimals()}f}x the default mapper (significant, but not shown to "
+                    "differ from the start, which maps as the default mapper does: "
+                    f"{vs_start.ratio:.{vs_start.decimals()}f}x, not significant; so the machine's noise or the DSL "
+                    "mapper's own cost)."), line
+    # a start of the user's own, not Legion's default mapping: a gain over the default mapper is one
+    assert commands.verdict(summary).startswith("Verdict: iter-2 beat the default mapper;")
