@@ -1459,16 +1459,21 @@ def test_the_page_opens_with_a_few_short_lines_whose_figures_are_the_tables(tmp_
     assert "10.0 %" in short["Caveat"], short
 
 
+def _card_results(tmp_path: Path, card: str) -> Path:
+    """A copy in tmp_path of the evaluation's own results folder of `card` (skips where the checkout has none)."""
+    source = Path(__file__).parents[2] / "reports" / f"{card}-eval"
+    if not (source / "plan.json").exists():
+        pytest.skip(f"no {source.name} results here")
+    shutil.copytree(source, tmp_path / source.name)
+    return tmp_path / source.name
+
+
 @pytest.mark.parametrize("card", ["h200", "h100"])
 def test_the_pages_short_lines_read_the_summary_tables_figures(tmp_path, card):
     """On the evaluation's own results: the first lines stay short, and each gain they name is the Summary's figure
     over the reference unit's expert (the one the Headline judges), its gain over Legion's default mapper that figure
     over the row's default / expert."""
-    source = Path(__file__).parents[2] / "reports" / f"{card}-eval"
-    if not (source / "plan.json").exists():
-        pytest.skip(f"no {source.name} results here")
-    results = tmp_path / source.name
-    shutil.copytree(source, results)
+    results = _card_results(tmp_path, card)
     text = write_report(results, tmp_path / "report.md")
     short = _in_short(text)
     assert 3 <= len(short) <= 5 and all(len(line.split()) <= 32 for line in short.values()), short
@@ -1529,11 +1534,7 @@ def test_the_pages_first_lines_say_units_name_the_failing_mapper_and_define_tigh
     """A new reader met "jobs" where the rest of the page says units, "it fails" after guided's figure (meaning
     Legion's default mapper), `tight` undefined until dozens of lines later, the one-GPU GEMMs' excuse after stencil
     and pennant, and a "What ran" bullet that gave the plan (5 seeds, 100 iterations) where 1-2 seeds had run."""
-    source = Path(__file__).parents[2] / "reports" / f"{card}-eval"
-    if not (source / "plan.json").exists():
-        pytest.skip(f"no {source.name} results here")
-    results = tmp_path / source.name
-    shutil.copytree(source, results)
+    results = _card_results(tmp_path, card)
     text = write_report(results, tmp_path / "report.md")
     top = text[:text.index("## Summary")]
     short = _in_short(text)
@@ -1565,11 +1566,7 @@ def test_a_run_that_list_shows_started_is_not_said_not_run(tmp_path, card):
     """The tables said "not run yet" of runs that `evaluate.py list` shows as started: OpenTuner's 100-iteration runs
     holding their 10-iteration runs' 10 iterations, and on the H100 OpenTuner's Pennant run stopped after 4 of 10.
     They say how many iterations the journals hold, read as `list` reads them."""
-    source = Path(__file__).parents[2] / "reports" / f"{card}-eval"
-    if not (source / "plan.json").exists():
-        pytest.skip(f"no {source.name} results here")
-    results = tmp_path / source.name
-    shutil.copytree(source, results)
+    results = _card_results(tmp_path, card)
     evaluate.restore_journals(results)
     plan = json.loads((results / "plan.json").read_text())
     units = load_units(results)
@@ -1629,11 +1626,7 @@ def test_the_page_says_how_to_read_a_committed_comparison_without_a_gpu(tmp_path
     prints them all and measures nothing."""
     from mapperopt.cli import main
 
-    source = Path(__file__).parents[2] / "reports" / "h200-eval"
-    if not (source / "plan.json").exists():
-        pytest.skip("no h200-eval results here")
-    results = tmp_path / "h200-eval"
-    shutil.copytree(source, results)
+    results = _card_results(tmp_path, "h200")
     text = write_report(results, tmp_path / "report.md", shown=Path("reports/h200-eval"))
     plan = json.loads((results / "plan.json").read_text())
     optimizers = ",".join(evaluate.usable_optimizers(plan)[0])
