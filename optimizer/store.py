@@ -139,8 +139,12 @@ class TuneStore:
 
     @staticmethod
     def new_root(runs_dir: Path, app: str) -> Path:
-        """The path of a new tuning folder, `runs_dir/<app>/tune-<timestamp>-<6 hex>/` (not created)."""
-        return Path(runs_dir) / str(app) / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        """The path of a new tuning folder, `runs_dir/<app>/tune-<timestamp>-<6 hex>/` (not created). The latest
+        folder is found by name, to the second: where one of this second is there already, it waits for the next."""
+        folder = Path(runs_dir) / str(app)
+        while any(folder.glob(f"tune-{(stamp := time.strftime('%Y%m%d-%H%M%S'))}-*")):
+            time.sleep(0.05)
+        return folder / f"tune-{stamp}-{secrets.token_hex(3)}"
 
     @classmethod
     def create(cls, runs_dir: Path, app: str, settings: dict, root: Path | None = None) -> TuneStore:

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -888,3 +889,13 @@ def test_a_damaged_record_inside_the_journal_is_refused_with_a_way_to_go_on(tmp_
         shutil.rmtree(target) if target.is_dir() else target.unlink()
     reopened = TuneStore.open(store.root)
     assert [r.iter for r in reopened.records] == list(range(1, line)) and reopened.damaged == []
+
+
+def test_a_tuning_folder_made_in_the_same_second_as_another_sorts_after_it(tmp_path):
+    """The same tune command continues the latest of its folders, the latest found by name; two folders made in one
+    second were ordered by their random suffix, so a finished run could sort before an older unfinished one (a
+    rebuild's `--new` run, then the same command refused the old folder as another build)."""
+    last = tmp_path / "circuit" / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-ffffff"  # the largest suffix
+    last.mkdir(parents=True)
+    root = TuneStore.new_root(tmp_path, "circuit")
+    assert root.name > last.name and not root.exists(), root
