@@ -1908,8 +1908,9 @@ def _protocol(plan: dict, shown: Path) -> list[str]:
                "evaluation makes in its `final` units over every optimizer's runs; "
                if dedicated else ". It differs in ending with compare's final measurement of its runs, which the "
                "evaluation makes in its `final` units over every optimizer's runs; ")
-            + "it writes a new folder under `runs/`. `mapperopt compare --resume <folder>` continues a comparison (a folder "
-            f"under `{shown}`'s `work`) with the settings it stored" + (", `dedicated` included." if dedicated else ".")
+            + "it writes a new folder under `runs/`. `mapperopt compare --resume <folder>` continues a comparison "
+            f"(a folder under `{shown}`'s `work`) with the settings it stored"
+            + (", `dedicated` included." if dedicated else ".")
             + " To read one on a machine without a GPU, measuring nothing: `mapperopt compare <benchmark> --resume "
             f"<folder> --report-only --optimizers {','.join(usable_optimizers(plan)[0])}`, on a copy of the "
             f"comparison's folder (the command leaves its lock file there) made once `python3 "
