@@ -34,7 +34,7 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flags, known_benchmarks, processor_counts,
                                        require_app, require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
-from mapperopt.errors import MapperoptError, UsageError, closest, extended, signal_name
+from mapperopt.errors import MapperoptError, UsageError, closest, signal_name
 from mapperopt.files import read_json, write_atomically, writing_in
 from mapperopt.records import Feedback, RunResult
 
@@ -1140,11 +1140,12 @@ _NO_REGION = re.compile(r"no region requirement(?: of task '(.*)')? has '(.*)' a
 
 def mapper_notes(result) -> list[str]:
     """The DSL mapper's notes R453 (a statement that matched nothing) and R455 (a must-epoch launch overrode a
-    statement) of the run's last execution, from its standard error; R453's with "did you mean": the task name it
-    begins (`extended`) where the mapper had no close name for it, or the close region name of the task's
-    requirements (of every task's, for `*`), from the discovered description (`settings["description"]`). Empty
-    without a run folder."""
+    statement) of the run's last execution, from its standard error; R453's with "did you mean": where the mapper had
+    no close name for it, the task the name likely means as check says it (`likely_task`, and the note on a C++ enum
+    name), or the close region name of the task's requirements (of every task's, for `*`), from the discovered
+    description (`settings["description"]`). Empty without a run folder."""
     from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl.checker import enum_named, enum_note, likely_task
     from mapperopt.dsl.formatter import meant
 
     if not result.run_dir or not result.attempts:
@@ -1159,8 +1160,12 @@ def mapper_notes(result) -> list[str]:
     out = []
     for note in notes:
         task, region = _NO_TASK.search(note), _NO_REGION.search(note)
+        said = ""
         if task:
-            near = extended(task.group(1), [t.name for t in tasks])
+            names = [t.name for t in tasks]
+            near = likely_task(task.group(1), names)
+            if enum_named(task.group(1), names):
+                said = f" ({enum_note(task.group(1))})"
         elif region:
             names = sorted({n for t in tasks if region.group(1) in (None, t.name) for r in t.regions for n in r.names})
             near = closest(region.group(2), names) if region.group(2) not in names else None
@@ -1176,7 +1181,7 @@ def mapper_notes(result) -> list[str]:
                     "statement has no effect")
         else:
             near = None
-        out.append(note + (f"; {meant(near)}" if near else ""))
+        out.append(note + (f"; {meant(near)}" if near else "") + said)
     return out
 
 

@@ -316,6 +316,19 @@ def enum_named(word: str, tasks) -> str | None:
     return max(found, key=len) if found else None
 
 
+def enum_note(word: str) -> str:
+    """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202) and, at the end
+    of a run, the mapper's R453 as `run` prints it."""
+    return (f"'{abridged(word)}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
+            "registered with, not by C++ names")
+
+
+def likely_task(word: str, tasks) -> str | None:
+    """The task of `tasks` that a name no spelling near-miss of one (`closest`) most likely means, or None: the one it
+    begins (`init` for `init_field`, likely cut short), else the task a C++ enum name contains (`enum_named`)."""
+    return extended(word, tasks) or enum_named(word, tasks)
+
+
 def _top_level_hint(s, kind: str, regions: bool = True) -> str:
     """E202's fix for statement `s` naming the top-level task (which runs on `kind`; `regions`: it has region
     arguments): what reaches it instead; for a statement of regions where it has none, that none applies."""
@@ -1310,13 +1323,15 @@ class _Checker:
         listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
         named = list(dict.fromkeys(ident.name for s in self.program.statements
                                    for ident in (getattr(s, "tasks", None) and s.tasks.names or ())))
-        # E225: two or more task names and none ran (nor is a near-miss of one that did): the mapper of another
-        # program, almost certainly, rather than tasks other flags launch (W315, said once per name otherwise).
+        # E225: no task name ran (nor is a spelling near-miss of one that did, E202): the mapper selects nothing of
+        # this program by name, whatever other flags may launch. With no name like a task that ran (`likely_task`):
+        # another program's mapper, one error instead of a W315 per name; else each name's W315 says which it means.
         given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
         more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
-        foreign = bool(app.discovered_as) and len(named) >= 2 and all(
-            app.task(n) is None and not closest(n, known) and not extended(n, known) and not enum_named(n, known)
-            for n in named)
+        missing = bool(app.discovered_as) and bool(named) and all(
+            app.task(n) is None and not closest(n, known) for n in named)
+        likely = {n: t for n in named if (t := likely_task(n, known))} if missing else {}
+        foreign = missing and not likely
         nameless = [n for n in known if re.fullmatch(r"unnamed_task_\d+", n)]
         no_names = ("the program's tasks have no names" if len(nameless) == len(known) else
                     f"{len(nameless)} of the program's {len(known)} tasks "
@@ -1338,14 +1353,20 @@ class _Checker:
                          "(TaskVariantRegistrar's is the variant's)",)
             return said
 
-        if foreign:
-            self.add("E225", f"none of the {len(named)} tasks this mapper names ran in discovery "
-                             f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
-                             "another program", self._whole_file(),
-                     ("give the mapper written for this program, or, if your runs do launch these tasks, check "
-                      f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} "
-                      f"{given} {more}`",),
-                     (f"tasks that ran: {listing}", *unknown_notes(None)))
+        if missing:
+            these = "these tasks" if len(named) > 1 else "this task"
+            check = (f"if your runs do launch {these}, check with their flags after `--`: `mapperopt check "
+                     f"{shlex.quote(self.program.loc.file)} {given} {more}`")
+            meant_all = " and ".join(f"{meant(t).removeprefix('did you mean ').removesuffix('?')} for '{abridged(n)}'"
+                                     for n, t in likely.items())
+            self.add("E225", (f"none of the {len(named)} tasks this mapper names ran" if len(named) > 1 else
+                              "the one task this mapper names did not run")
+                     + f" in discovery (`{app.discovered_as}`): {quoted_names(named, 6)}; "
+                     + ("it looks like the mapper of another program" if foreign and len(named) > 1 else
+                        "its statements that name tasks select nothing in this program"), self._whole_file(),
+                     (f"give the mapper written for this program, or, {check}",) if foreign else
+                     (f"did you mean {meant_all}?", check),
+                     (f"tasks that ran: {listing}", *unknown_notes(None if len(named) > 1 else named[0])))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -1372,11 +1393,9 @@ class _Checker:
                     notes = unknown_notes(ident.name)
                     enum = enum_named(ident.name, known)  # `UPDATE_TASK_ID` for `update`: its ID's C++ name
                     if enum:
-                        notes = (f"'{abridged(ident.name)}' looks like a C++ enum value (a task ID): Legion knows a "
-                                 "task by the name it is registered with, not by C++ names", *notes)
+                        notes = (enum_note(ident.name), *notes)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
-                        # `init` for `init_field` (likely cut short), else the task an enum name contains
-                        longer = extended(ident.name, known) or enum
+                        longer = likely_task(ident.name, known)
                         self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery "
                                          f"(`{app.discovered_as}`): this statement applies only to runs that launch it",
                                  ident.loc,

@@ -388,7 +388,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
 
     With --bench, names, kinds and launches are checked against the benchmark's description (with --app, against
     the description discovered by running your program; a selector that matches no task or region of it is an
-    error, but a task name that is no near-miss of one the program ran only a warning: other flags may launch it),
+    error, but a task name that is no near-miss of one the program ran only a warning, as other flags may launch it,
+    unless no task the mapper names ran),
     and every mapping function is evaluated at every launch point of the machine: this machine as `run`
     sees it (probed with Legion; --cpus and --gpus as `run` takes them), or the one --machine describes. APP_ARGS
     (after `--`, with --bench or --app) are the run's own flags, as `run` takes them: `-- -p 8` checks the launch

@@ -280,10 +280,12 @@ def test_e200_e201_e213_elide_an_over_long_name_as_e202_does(src, code, circuit)
 
 def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_near_miss(circuit):
     """A user's program lists only the tasks its discovery run launched: a name that is no near-miss of one of them
-    may be launched by other flags (W315, naming the command line); a benchmark's list is complete (E202)."""
+    may be launched by other flags (W315, naming the command line), beside a task that ran (E225 as the only one); a
+    benchmark's list is complete (E202)."""
     assert only("Task frobnicate GPU;", "E202", circuit).is_error
     discovered = replace(circuit, discovered_as="circuit -steps 0")
-    d = only("Task frobnicate GPU;", "W315", discovered)
+    assert only("Task frobnicate GPU;", "E225", discovered).is_error
+    d = only("Task frobnicate GPU;\nTask check_circuit CPU;", "W315", discovered)
     assert not d.is_error and at(d) == (1, 6)
     assert d.message == ("task 'frobnicate' did not run in discovery (`circuit -steps 0`): this statement applies "
                          "only to runs that launch it")
@@ -306,14 +308,16 @@ def test_a_task_named_by_a_cpp_enum_value_gets_the_task_its_name_contains(circui
     d = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "E202", circuit)
     assert d.hints[0] == "did you mean 'update_voltages'?" and note in d.notes, d
     d = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "W315", replace(circuit, discovered_as="circuit -steps 0"))
+    alone = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "E225", replace(circuit, discovered_as="circuit -steps 0"))
+    assert alone.hints[0] == "did you mean 'update_voltages' for 'UPDATE_VOLTAGES_TASK_ID'?", alone
     assert d.hints[0] == "did you mean 'update_voltages'?" and note in d.notes, d
     d = only("Task my_update_voltages_copy CPU;", "E202", circuit)
     assert "looks like a C++ enum value" not in " ".join(d.notes), d
 
 
 def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
-    """Two or more task names of which none ran in discovery, nor is a near-miss of one that did: the mapper of
-    another program (Stencil's, here), one error naming the program's tasks instead of a warning per name (W315)."""
+    """Task names of which none ran in discovery, nor is a near-miss of one that did: the mapper of another program
+    (Stencil's, here), one error naming the program's tasks instead of a warning per name (W315)."""
     discovered = replace(circuit, discovered_as="circuit -steps 0")
     src = "Task stencil GPU;\nIndexTaskMap increment,stencil f;\ndef f(Task t) { return Machine(GPU)[0, 0]; }\n"
     d = only(src, "E225", discovered)
@@ -329,7 +333,12 @@ def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
     # the options that gave the program, where known, are pasted back in place of `--app ...`
     given = replace(discovered, given_as=("--app", "my app.yaml", "--size", "big"))
     assert only(src, "E225", given).hints[0].endswith("`mapperopt check p.dsl --app 'my app.yaml' --size big -- FLAGS`")
-    assert only("Task stencil GPU;", "W315", given).hints[0].endswith("--app 'my app.yaml' --size big -- FLAGS`")
+    assert only("Task stencil GPU;\nTask check_circuit CPU;", "W315", given).hints[0].endswith(
+        "--app 'my app.yaml' --size big -- FLAGS`")
+    one = only("Task stencil GPU;", "E225", given)
+    assert one.message == ("the one task this mapper names did not run in discovery (`circuit -steps 0`): 'stencil'; "
+                           "its statements that name tasks select nothing in this program"), one.message
+    assert one.hints[0].startswith("give the mapper written for this program, or, if your runs do launch this task")
     # One task that ran, or a near-miss of one: this program's mapper, whose other names get W315 or E202.
     assert not [x for x in diags(src + "Task check_circuit CPU;\n", discovered) if x.code == "E225"]
     assert not [x for x in diags("Task stencil GPU;\nTask calc_new_currents GPU;\n", discovered) if x.code == "E225"]
@@ -1744,15 +1753,16 @@ def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
     d = only("Task daxpy CPU;\nTask init_field CPU;\n", "E225", nameless)
     assert note in d.notes, d.notes
     assert any("variants' names" in n for n in d.notes), d.notes
-    assert note in only("Task daxpy CPU;\n", "W315", nameless).notes
+    assert note in only("Task daxpy CPU;\nTask unnamed_task_0 CPU;\n", "W315", nameless).notes
     assert note in only("Task unnamed_task CPU;\n", "E202", nameless).notes
-    assert note not in only("Task daxpy CPU;\n", "W315", replace(circuit, discovered_as="circuit")).notes
+    assert note not in only("Task daxpy CPU;\nTask check_circuit CPU;\n", "W315",
+                            replace(circuit, discovered_as="circuit")).notes
     # Some named (`preregister_task_variant<...>(r, "daxpy")` for one task only): the note says which have none.
     for t in data["tasks"]:
         t["name"], t["parent"] = (n if n in ("unnamed_task_0", "unnamed_task_1") or n is None else
                                   n.replace("unnamed_task_", "named_") for n in (t["name"], t["parent"]))
     some = replace(AppDescription.from_json(data), discovered_as="named1 -n 1000")
-    notes = only("Task daxpy CPU;\n", "W315", some).notes
+    notes = only("Task daxpy CPU;\nTask unnamed_task_0 CPU;\n", "W315", some).notes
     assert not any("the program's tasks have no names" in n for n in notes), notes
     said = (f"2 of the program's {len(data['tasks'])} tasks have no names ('unnamed_task_0' and 'unnamed_task_1'): "
             "Legion")

@@ -64,22 +64,66 @@ def test_an_unknown_region_name_of_a_task_with_an_unnamed_argument_names_that_ar
 @pytest.mark.parametrize("written, task", [("UPDATE_TASK_ID", "update"), ("ACCUMULATE_TASK", "accumulate"),
                                            ("CHECK_ID", "check"), ("TID_UPDATE", "update")])
 def test_a_task_named_by_its_cpp_enum_id_gets_the_task_it_means(tmp_path, blocksum_exe, capsys, written, task):
-    """A task written as its C++ enum value: still W315 (another command line may launch a task of that name), with
-    the registered name it contains and a note that enum names are not Legion task names."""
-    code, out = check(capsys, tmp_path, f"Task {written} CPU;\n", str(blocksum_exe))
-    assert code == 0, out
+    """A task written as its C++ enum value: W315 (another command line may launch a task of that name), with the
+    registered name it contains and a note that enum names are not Legion task names. Beside a task that ran, a
+    warning (exit status 0); as the mapper's only task name, the mapper maps no task of the program by name: E225
+    (the check passed with exit status 0, its `did you mean` only in a warning)."""
+    code, out = check(capsys, tmp_path, f"Task * CPU;\nTask update CPU;\nTask {written} CPU;\n", str(blocksum_exe))
+    assert code == 0 and "E225" not in out, out
     assert f"warning[W315]: task '{written}' did not run in discovery" in out, out
     assert f"hint: did you mean '{task}'?" in out, out
     assert (f"note: '{written}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
             "registered with, not by C++ names") in out, out
+    code, out = check(capsys, tmp_path, f"Task {written} CPU;\nRegion {written} * CPU SYSMEM;\n", str(blocksum_exe))
+    assert code == 1, out
+    assert (f"m.dsl: error[E225]: the one task this mapper names did not run in discovery (`blocksum`): '{written}'; "
+            "its statements that name tasks select nothing in this program") in out, out
+    assert (f"hint: did you mean '{task}' for '{written}'? hint: if your runs do launch this task, check with "
+            "their flags after `--`") in out, out
+    assert "it looks like the mapper of another program" not in out, out
+    # the warning on each statement keeps its hint and note
+    assert out.count(f"warning[W315]: task '{written}' did not run in discovery") == 2, out
+    assert f"hint: did you mean '{task}'?" in out and "looks like a C++ enum value" in out, out
+    assert "m.dsl: 1 error(s), 2 warning(s)" in out, out
 
 
 def test_several_tasks_named_by_their_enum_ids_are_not_taken_for_another_programs_mapper(tmp_path, blocksum_exe,
                                                                                          capsys):
-    """Two enum names, neither of which ran: not E225 (the mapper of another program) but a W315 with its task each."""
+    """Two enum names, neither of which ran: E225, not as the mapper of another program but with the task each
+    likely means, and a W315 with its task each."""
     code, out = check(capsys, tmp_path, "Task UPDATE_TASK_ID CPU;\nTask ACCUMULATE_TASK_ID CPU;\n", str(blocksum_exe))
-    assert code == 0 and "E225" not in out, out
+    assert code == 1 and "error[E225]: none of the 2 tasks this mapper names ran in discovery" in out, out
+    assert "it looks like the mapper of another program" not in out, out
+    assert ("hint: did you mean 'update' for 'UPDATE_TASK_ID' and 'accumulate' for 'ACCUMULATE_TASK_ID'? hint: if "
+            "your runs do launch these tasks, check with their flags after `--`") in out, out
     assert "hint: did you mean 'update'?" in out and "hint: did you mean 'accumulate'?" in out, out
+
+
+def test_runs_note_r453_for_a_task_named_by_its_enum_id_says_the_task_it_means(tmp_path, blocksum_exe, capsys):
+    """The mapper's note R453 that `run` prints after its table, for a statement naming a task by its C++ enum ID:
+    check's `did you mean` and its note on enum names (the note said only that no such task was mapped)."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nTask update CPU;\nTask ACCUMULATE_TASK_ID CPU;\n")
+    assert main(["run", "--app", str(blocksum_exe), "--mapper", str(mapper), "--once", "--out",
+                 str(tmp_path / "run")]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert (f"note R453: {mapper}:3: this Task statement matched nothing in this run: no task named "
+            "'ACCUMULATE_TASK_ID' was mapped; did you mean 'accumulate'? ('ACCUMULATE_TASK_ID' looks like a C++ enum "
+            "value (a task ID): Legion knows a task by the name it is registered with, not by C++ names)") in printed, \
+        printed
+
+
+def test_a_single_task_name_the_program_did_not_run_is_e225(tmp_path, blocksum_exe, capsys):
+    """A mapper whose one task name matches no task the program ran and resembles none: E225 (exit status 1), with
+    what to do (the program's tasks; other flags after `--`), instead of a warning that a script's exit status
+    hides."""
+    code, out = check(capsys, tmp_path, "Task frobnicate CPU;\n", str(blocksum_exe))
+    assert code == 1 and "W315" not in out, out
+    assert ("error[E225]: the one task this mapper names did not run in discovery (`blocksum`): 'frobnicate'; its "
+            "statements that name tasks select nothing in this program") in out, out
+    assert ("hint: give the mapper written for this program, or, if your runs do launch this task, check with "
+            "their flags after `--`") in out, out
+    assert "note: tasks that ran: top_level, " in out, out
 
 
 def test_explain_says_how_statements_reach_the_top_level_task(tmp_path, blocksum_exe, capsys):

@@ -605,7 +605,7 @@ def test_a_start_files_w315_hint_gives_the_program_as_the_run_was_given_it(tmp_p
     does, so that the command it prints checks the file for these runs."""
     monkeypatch.chdir(tmp_path)  # the runs/ folder
     start = tmp_path / "start.dsl"
-    start.write_text("Task nosuch CPU;\n")  # W315, and E224: tunable 11 unanswered
+    start.write_text('Task "Initialize Nodes" CPU;\nTask nosuch CPU;\n')  # W315, and E224: tunable 11 unanswered
     program = f"{foreign_exe} -n 400 -ll:cpu 2"
     assert main([command, "--app", program, "--start", str(start), "--iters", "1", "--", "-steps", "0"]) == 1
     err = " ".join(capsys.readouterr().err.split())
@@ -737,7 +737,7 @@ def test_a_statement_that_matched_nothing_is_said_in_runs_output_with_the_name_i
     """`epoch` for the task 'epoch worker' (too short for a close match): `run` prints the mapper's note R453 (it was
     only in stderr-N.txt) with `did you mean "epoch worker"?`, and check's W315 says the same."""
     mapper = tmp_path / "m.dsl"
-    mapper.write_text("Task * CPU;\nTunable 11 = 4 int32;\nTask epoch CPU;\n")
+    mapper.write_text("Task * CPU;\nTunable 11 = 4 int32;\nTask epoch CPU;\nTask sum CPU;\n")
     path = app_file(tmp_path, foreign_exe)
     capsys.readouterr()
     main(["check", str(mapper), "--app", str(path)])
