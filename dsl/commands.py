@@ -46,14 +46,15 @@ def load_app(name: str) -> AppDescription:
     return AppDescription.from_json(path.read_text())
 
 
-def load_machine(spec: str | None, bench=None, size: str = "ci",
-                 app_args: tuple[str, ...] = ()) -> MachineDescription:
+def load_machine(spec: str | None, bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
+                 cpus: int | None = None, gpus: int | None = None) -> MachineDescription:
     """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or when None the real one as a run of `bench` (a
-    benchmark's name or a user's program) at `size` with `app_args` sees it (`run_machine`)."""
+    benchmark's name or a user's program) at `size` with `app_args` on `cpus` CPUs and `gpus` GPUs (None: the
+    size's) sees it (`run_machine`)."""
     if spec is not None:
         return parse_machine_spec(spec, app_args)
     try:
-        return run_machine(bench, size, app_args)
+        return run_machine(bench, size, app_args, cpus, gpus)
     except (ImportError, MapperoptError, OSError, ValueError) as exc:
         raise MapperoptError(f"could not probe the real machine ({str(exc).splitlines()[0] if str(exc) else exc!r})",
                              hint="describe one instead: --machine NODESxGPUS[xCPUS], e.g. --machine 1x4") from None
@@ -1045,6 +1046,7 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.option("--bench", metavar="NAME", default=None, help="The benchmark whose tasks are explained.")
 @discovery_options
 @machine_option
+@processor_options()
 @click.option("--domain", "domain_spec", metavar="N[xM...]", default=None,
               help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
 @click.option("--png", "png", type=click.Path(dir_okay=False), default=None,
@@ -1056,8 +1058,8 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
                    "holding one), print the edited mapper, and explain that instead.")
 @size_option
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, domain_spec, png, as_json,
-            feedback, size, app_args):
+def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus, gpus, domain_spec, png,
+            as_json, feedback, size, app_args):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point (in parentheses where the mapper leaves
     the point to Legion's default mapper: where its slicing sends it) and the points per node. Memory capacity is
@@ -1066,11 +1068,13 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
-    `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
-    run; with --machine and --size or flags, a run on its processors in all (as `check`).
+    `mapperopt run BENCH --size SIZE --cpus CPUS --gpus GPUS -- APP_ARGS` (or `run --app ...`): `--size small`,
+    `--cpus 4` or `-- -p 8` explain another run; with --machine and --size or flags, a run on its processors in all
+    (as `check`).
     """
     with errors_as_json(as_json):  # an error before the records: on stdout too, as one JSON line
-        check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+        check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus,
+                       gpus)
         if png:
             check_writable(png)
         text = _read_source_or_exit(file)
@@ -1084,7 +1088,7 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
         domain = _parse_domain(domain_spec) if domain_spec else None
         bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
-                                                  rediscover)
+                                                  rediscover, cpus, gpus)
         _refuse_huge_launches(app, domain)
         if variants:
             click.echo(variants, err=True)
@@ -1092,7 +1096,7 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
             given = sized_machine(machine_spec, bench, size, app_args)
             if warning := beyond_legion(given, machine_spec):
                 click.echo(warning, err=True)
-        machine = given or load_machine(None, bench, size, tuple(app_args))
+        machine = given or load_machine(None, bench, size, tuple(app_args), cpus, gpus)
         printed, diags = io.StringIO(), []
         try:
             # an unanswered tunable changes no decision shown: listed, then reported at the end (exit status 1)

@@ -62,7 +62,7 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
 
 def processor_options(cpus_default: str = "the size's"):
     """`--cpus` and `--gpus`, the processors of a run on this machine (-ll:cpu, -ll:gpu): of `run`, `tune` and
-    `compare`, and of `check` and `compile`, which check a mapper against that run. `cpus_default`: what runs
+    `compare`, and of `check`, `explain` and `compile`, which check or explain a mapper against that run. `cpus_default`: what runs
     without --cpus, in words."""
     def add(command):
         command = click.option("--gpus", type=click.IntRange(min=0), default=None,
@@ -88,9 +88,6 @@ INSTEAD = {
                           f"{name} circuit`)" for name in ("run", "tune", "compare")},
     **{("--machine", name): f"{name} measures on this machine (`mapperopt machine` shows it), --cpus and --gpus set "
                             "the processors it uses" for name in ("run", "tune", "compare")},
-    **{(option, "explain"): "explain describes a machine with --machine NODESxGPUS[xCPUS], e.g. `--machine 1x2x4` "
-                            "(one node of two GPUs and four CPUs); without it, the machine `run` sees"
-       for option in ("--cpus", "--gpus")},
     ("--optimizer", "compare"): "compare takes several, --optimizers NAME,NAME (e.g. `--optimizers guided,optuna`)",
     ("--optimizers", "tune"): "tune runs one, --optimizer NAME",
     ("--runs", "tune"): "tune makes one tuning run (--seed chooses it); compare makes several of each optimizer",

@@ -481,10 +481,6 @@ def test_another_commands_option_is_named_in_every_form_with_what_this_command_t
              "error: No such option '--machine': --machine is an option of `mapperopt check`, `mapperopt explain` "
              "and `mapperopt compile`, not of run: run measures on this machine (`mapperopt machine` shows it), "
              "--cpus and --gpus set the processors it uses\n"),
-            (["explain", dsl, "--gpus", "1", "--bench", "circuit"],
-             "not of explain: explain describes a machine with --machine NODESxGPUS[xCPUS], e.g. `--machine 1x2x4` "
-             "(one node of two GPUs and four CPUs); without it, the machine `run` sees\n"),
-            (["explain", dsl, "--cpus=2"], "not of explain: explain describes a machine with --machine"),
             (["compare", "circuit", "--optimizer=guided"],
              "error: No such option '--optimizer': --optimizer is an option of `mapperopt tune`, not of compare: "
              "compare takes several, --optimizers NAME,NAME (e.g. `--optimizers guided,optuna`)\n"),

@@ -1140,7 +1140,7 @@ PER_POINT = ("m = Machine(CPU);\ndef per_point(Task task) { return m[0, task.ipo
              "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages per_point;\n")
 
 
-def test_check_and_compile_take_the_runs_cpus_and_gpus(tmp_path, capsys):
+def test_check_explain_and_compile_take_the_runs_cpus_and_gpus(tmp_path, capsys):
     """`check prog.dsl --cpus 2` was refused (only --machine described another machine), while `run --cpus 2` runs
     the program on 2 CPUs of this machine: --cpus and --gpus mean in check and compile what they mean in `run`, the
     run's processors on this machine, as `-- -ll:cpu 2` does; a count --machine or the run's flags contradict is
@@ -1159,6 +1159,15 @@ def test_check_and_compile_take_the_runs_cpus_and_gpus(tmp_path, capsys):
         assert "--cpus and --machine describe two machines" in capsys.readouterr().err
         assert main([command, str(path), "--bench", "circuit", "--cpus", "1", "--", "-ll:cpu", "2"]) == 2
         assert "--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in capsys.readouterr().err
+    # explain too: the placement over the run's 2 CPUs (it refused --cpus, pointing to --machine)
+    result = run("explain", str(path), "--bench", "circuit")
+    assert result.exit_code == 1 and "error[E205]" in result.output, result.output
+    result = run("explain", str(path), "--bench", "circuit", "--cpus", "2")
+    assert result.exit_code == 0 and "machine: 1 node of 2 CPUs" in result.output, result.output
+    assert "points per node: 2; per CPU: 1 to 1 (2 of 2 CPUs used)" in result.output, result.output
+    capsys.readouterr()
+    assert main(["explain", str(path), "--bench", "circuit", "--gpus", "0", "--machine", "1x0x2"]) == 2
+    assert "--gpus and --machine describe two machines" in capsys.readouterr().err
     result = run("check", str(path), "--bench", "circuit", "--cpus", "2")
     assert "machine: this one (as `mapperopt run circuit --size ci --cpus 2` sees it), 1 node of 2 CPUs" \
         in result.output, result.output
