@@ -197,10 +197,13 @@ def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
         return commands.final_comparison("circuit", store, rounds=rounds)
 
     summary = final("a", slower)
+    # the direction said in words: "0.75x the expert mapper" read, to one who thinks in times, as faster
+    expert, default = (summary["vs"][n]["ratio"] for n in ("expert", "default"))
+    assert expert < 1 and default < 1  # the premise
     assert commands.verdict(summary) == (
         f"Verdict: no mapper beat the references; the best (iter-2) measured "
-        f"{summary['vs']['expert']['ratio']:.2f}x the expert mapper (significant), "
-        f"{summary['vs']['default']['ratio']:.2f}x the default mapper (significant).")
+        f"{expert:.2f}x the expert mapper's throughput ({100 * (1 - expert):.0f} % slower, significant), "
+        f"{default:.2f}x the default mapper's throughput ({100 * (1 - default):.0f} % slower, significant).")
     between = {**slower, "iter-2": [11.0, 11.1, 11.0]}
     summary = final("b", between)
     line = commands.verdict(summary)
@@ -214,12 +217,17 @@ def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
     assert line.startswith("Verdict: no mapper beat the references;")
     # Said so that a first reader sees why a significant ratio above 1 is no win (it said "significant, but noisy").
     ratio = summary["vs"]["expert"]["ratio"]
-    assert (f"{ratio:.2f}x the expert mapper (a difference beyond the 90 % intervals, but from measurements too noisy "
-            "to trust: an interval wider than ±10 %, so it does not count as beating it)") in line, line
+    assert (f"{ratio:.2f}x the expert mapper's throughput ({100 * (ratio - 1):.0f} % faster, a difference beyond the "
+            "90 % intervals, but from measurements too noisy to trust: an interval wider than ±10 %, so it does not "
+            "count as beating it)") in line, line
     same = {**slower, "iter-1": [11.0, 11.1, 11.0]}
     summary = final("d", same)
     assert summary["best"] == summary["start"] == "iter-1"
-    assert "the default mapper (the same mapping)" in commands.verdict(summary, default_start=True)
+    assert "x the default mapper's throughput (10 % faster, the same mapping)" in commands.verdict(
+        summary, default_start=True)
+    summary = final("e", {**slower, "iter-1": [9.1, 9.2, 9.1], "iter-2": [8.0, 8.1, 8.0]})  # 0.91x: slower, said so
+    assert "0.91x the default mapper's throughput (9 % slower, the same mapping)" in commands.verdict(
+        summary, default_start=True)
     assert commands.verdict(summary, default_start=True).startswith("Verdict: no mapper beat the references;")
 
 
@@ -237,7 +245,7 @@ def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_no
     assert "0.987x (0.979-0.997)" in row and "1.00" not in row and "n.s." not in row, row
     line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs default:"))
     assert line == "Best (iter-2) vs default: 0.987x (90% interval 0.979-0.997x: significant).", line
-    assert "0.987x the default mapper (significant)" in commands.verdict(summary)
+    assert "0.987x the default mapper's throughput (1.3 % slower, significant)" in commands.verdict(summary)
     advice = commands.best_mapper_line(summary, tmp_path / "best.dsl")
     # "keep it:" above the program read as if that program were the default mapper's: the line names the pick
     assert advice == (f"Best mapper found: iteration 2, the final comparison's pick ({tmp_path / 'best.dsl'}) — but "
@@ -371,8 +379,8 @@ def test_single_executions_are_never_significant(tmp_path, monkeypatch):
     line = commands.verdict(summary)
     # Not "no mapper beat": a newcomer reads that against 2.36x; with one execution nothing can be said to beat.
     assert line == ("Verdict: no mapper can be said to beat the references without an interval (an interval takes "
-                    "--final-rounds 3 or more); the best (iter-2) measured 2.36x the default mapper "
-                    "(one execution each: no interval)."), line
+                    "--final-rounds 3 or more); the best (iter-2) measured 2.36x the default mapper's throughput "
+                    "(136 % faster, one execution each: no interval)."), line
     assert commands.best_mapper_line(summary, tmp_path / "best.dsl").startswith("Best mapper: iteration 2")
     # A reference that measured faster by one execution is no reason to keep it either.
     slower = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch,
@@ -527,7 +535,8 @@ def test_a_verdict_with_one_reference_without_an_interval_says_none_was_shown_to
     line = commands.verdict(summary)
     assert line.startswith("Verdict: no mapper beat the expert mapper, and none can be said to beat the default mapper "
                            "without an interval (an interval takes --final-rounds 3 or more); the best (iter-2) "
-                           "measured 0.80x the expert mapper (significant), 2.00x the default mapper ("), line
+                           "measured 0.80x the expert mapper's throughput (20 % slower, significant), 2.00x the "
+                           "default mapper's throughput (100 % faster, "), line
 
 
 def test_a_pick_within_the_noise_of_the_start_is_said_so(tmp_path, monkeypatch):
@@ -859,7 +868,8 @@ def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_w
     # The verdict, which a reader may stop at, says so too: it said "iter-2 beat the default mapper ... (significant)".
     line = " ".join(commands.verdict(summary, default_start=True).split())
     assert line == ("Verdict: no gain of the mapping shown; the best (iter-2) measured "
-                    f"{vs_default.ratio:.{vs_default.decimals()}f}x the default mapper (significant, but not shown to "
+                    f"{vs_default.ratio:.{vs_default.decimals()}f}x the default mapper's throughput "
+                    f"({100 * (vs_default.ratio - 1):.0f} % faster, significant, but not shown to "
                     "differ from the start, which maps as the default mapper does: "
                     f"{vs_start.ratio:.{vs_start.decimals()}f}x, not significant; so the machine's noise or the DSL "
                     "mapper's own cost)."), line
