@@ -37,25 +37,38 @@ from mapperopt.compiler.build import compile_program
 
 DEFAULT_MAPPERS = {"empty.dsl": "", "start.dsl": "Task * CPU;\nRegion * * CPU SYSMEM;\n"}
 TILE = 17  # points per tile side: small tasks (Stencil needs at least its radius, 2)
+# What `main` measured a DSL mapper to cost per task mapping more than Legion's default mapper (an idle 2-core x86
+# machine; Stencil's tasks of five requirements): 11 to 18 µs, about 3.6 µs per region requirement.
+MAPPING_COST_US, REQUIREMENT_COST_US = (11, 18), 3.6
+# Tasks are "short" below a millisecond on average: at 18 µs a mapping, a task of a millisecond pays under 2 %; one of
+# 140 µs pays 8 to 13 %. Their mappings matter where they cost 2 % of an execution or more (at the low end, 11 µs
+# each): a smaller difference is one that a tune's final comparison does not tell apart from the noise.
+SHORT_TASK_S, MIN_SHARE = 1e-3, 0.02
 
 
-def execute(cmd: list[str], env: dict[str, str], timeout_s: float) -> tuple[float, float]:
-    """(time_s that Stencil printed, CPU seconds of the process) of one execution; SystemExit when it fails."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        sys.exit(f"timed out after {timeout_s:.0f} s: {' '.join(cmd)}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    results, _ = parse_output(done.stdout)
-    if done.returncode != 0 or not results or not results[-1]:
-        sys.exit(f"failed (exit status {done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return float(results[-1]["time_s"]), cpu
-
-
-def spread(values: list[float], scale: float, unit: str, digits: int = 0) -> str:
-    return f"{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f} {unit}"
+def short_task_cost(rows: list[dict], execution_s: float | None) -> str | None:
+    """Words on the DSL mapper's cost per task mapping where a run's profile (`rows`:
+    `autoguide.explain.task_profile`'s, for one execution of the program) shows tasks short enough and many enough for
+    it to matter (`SHORT_TASK_S`, `MIN_SHARE` of `execution_s`, the measured seconds of an execution): their
+    executions and average time, the cost and its share of such a task and of an execution, where the docs explain
+    it and how to measure it here. None otherwise, without a measured time, or with a GPU task (its profiled time is
+    its host code's, not its kernels')."""
+    timed = [r for r in rows if r["timed"]]
+    count = sum(r["count"] for r in timed)
+    if not count or not execution_s or any(r["kind"] == "GPU" for r in timed):
+        return None
+    mean_s = sum(r["total_s"] for r in timed) / count
+    low, high = (us * 1e-6 for us in MAPPING_COST_US)
+    if mean_s >= SHORT_TASK_S or count * low < MIN_SHARE * execution_s:
+        return None
+    shares = " to ".join(f"{100 * min(1.0, c):.0f}" for c in (low / mean_s, high / mean_s))
+    of_run = " to ".join(f"{100 * min(1.0, count * c / execution_s):.0f}" for c in (low, high))
+    return (f"its tasks are short ({count:,} executions of {mean_s * 1e6:.0f} µs on average in an execution of "
+            f"{execution_s * 1e3:,.1f} ms): a DSL mapper spends about {MAPPING_COST_US[0]} to {MAPPING_COST_US[1]} µs "
+            f"more than Legion's default mapper on each task mapping (about {REQUIREMENT_COST_US} µs per region "
+            f"requirement), {shares} % of such a task and {of_run} % of an execution, whatever it maps (\"Many small "
+            "tasks\" in docs/own-app.md; `python -m mapperopt.benchmarks.mapping_overhead` measures it on this "
+            "machine)")
 
 
 def main() -> None:

@@ -1456,6 +1456,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     print_wrapped(console, verdict(summary, default_start=settings["start"] == "default"), markup=False)
     if note := tests_size_note(bench, settings["size"], store.root):
         print_wrapped(console, note, markup=False)
+    if note := mapping_cost_note(summary, store.root):
+        print_wrapped(console, note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
                          processors=processors):
@@ -1860,11 +1862,11 @@ def _not_compared(summary: dict, name: str) -> str:
 def throughput_ratio(c: protocol.Comparison, label: str, how: str) -> str:
     """The ratio `c` of a throughput to that of the mapper `label` with its direction in words, and `how` it counts:
     "0.91x the default mapper's throughput (9 % slower, not significant)"; "0.91x the default mapper" alone reads, to
-    one who thinks in times, as faster. The percentage has the ratio's decimals less two."""
+    one who thinks in times, as faster. The percentage has the ratio's decimals less two (none where it rounds to 0)."""
     d = c.decimals()
     change = f"{100 * abs(c.ratio - 1):.{d - 2}f}"
-    direction = "about the same" if float(change) == 0 else f"{change} % {'faster' if c.ratio > 1 else 'slower'}"
-    return f"{c.ratio:.{d}f}x {label}'s throughput ({direction}, {how})"
+    direction = "" if float(change) == 0 else f"{change} % {'faster' if c.ratio > 1 else 'slower'}, "
+    return f"{c.ratio:.{d}f}x {label}'s throughput ({direction}{how})"
 
 
 def verdict(summary: dict, default_start: bool = False) -> str:
@@ -1931,23 +1933,49 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
     if size != TESTS_SIZE or not tuning:
         return None
     share = ""
-    if root is not None:
-        try:
-            from mapperopt.autoguide.explain import loop_busy, task_profile
-            from mapperopt.records import RunResult
+    if root is not None and (result := _start_result(root)) is not None:
+        from mapperopt.autoguide.explain import loop_busy, task_profile
 
-            data = json.loads((root / "iter-001" / "result.json").read_text())
-            result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
-            busy = loop_busy(result, task_profile(result))
-        except (OSError, ValueError, KeyError, TypeError):
-            busy = None
-        if busy is not None:
+        if (busy := loop_busy(result, task_profile(result))) is not None:
             share = (f": the start program's tasks ran {busy['busy']:.0f} % of each timed iteration (iteration 1's "
                      "profile), all a new mapping can win back")
     where = f"configs/{Path(config.path).name}"
     meant = "; ".join(f"--size {name} ({said[name]})" for name in tuning)
     return (f"Note: size {size} is the tests' size ({where}: {said.get(size, 'the default')}), where a mapper can "
             f"change little{share}. Meant for tuning: {meant}.")
+
+
+def _start_result(root: Path):
+    """Iteration 1's run (the start program's) in the tuning folder `root`, its profile included; None where it
+    cannot be read."""
+    from mapperopt.records import RunResult
+
+    try:
+        data = json.loads((root / "iter-001" / "result.json").read_text())
+        return RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
+    except (OSError, ValueError, KeyError, TypeError, MapperoptError):
+        return None
+
+
+def mapping_cost_note(summary: dict, root: Path) -> str | None:
+    """Said by tune after its Verdict where the final comparison (`summary`) measured the start program slower than
+    Legion's default mapper (not a program's own mapper, which that reference ran) and iteration 1's profile in the
+    tuning folder `root` shows short tasks: the DSL mapper's own cost per task mapping may be why
+    (`mapping_overhead.short_task_cost`); None otherwise."""
+    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.benchmarks.mapping_overhead import short_task_cost
+
+    start, measured = summary["start"], summary["measured"]
+    figures = [((measured.get(n) or {}).get("estimate") or {}).get("value") for n in (start, "default")]
+    if summary.get("own_mapper") or not all(figures) or figures[0] >= figures[1]:
+        return None
+    result = _start_result(root)
+    # a benchmark's profiling execution runs other iterations than a measured one: its counts are no execution's
+    if result is None or (result.profile or {}).get("iterations"):
+        return None
+    cost = short_task_cost(task_profile(result), protocol.measured_time(result))
+    return (f"Note: the start program ({start}) measured slower than Legion's default mapper, and {cost}: that cost "
+            "may be the difference." if cost else None)
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
