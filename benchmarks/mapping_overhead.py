@@ -71,6 +71,25 @@ def short_task_cost(rows: list[dict], execution_s: float | None) -> str | None:
             "machine)")
 
 
+def execute(cmd: list[str], env: dict[str, str], timeout_s: float) -> tuple[float, float]:
+    """(time_s that Stencil printed, CPU seconds of the process) of one execution; SystemExit when it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"timed out after {timeout_s:.0f} s: {' '.join(cmd)}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    results, _ = parse_output(done.stdout)
+    if done.returncode != 0 or not results or not results[-1]:
+        sys.exit(f"failed (exit status {done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return float(results[-1]["time_s"]), cpu
+
+
+def spread(values: list[float], scale: float, unit: str, digits: int = 0) -> str:
+    return f"{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f} {unit}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
