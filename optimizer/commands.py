@@ -1933,10 +1933,10 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
     if size != TESTS_SIZE or not tuning:
         return None
     share = ""
-    if root is not None and (result := _start_result(root)) is not None:
-        from mapperopt.autoguide.explain import loop_busy, task_profile
+    if root is not None and (start := _start_result(root)) is not None:
+        from mapperopt.autoguide.explain import loop_busy
 
-        if (busy := loop_busy(result, task_profile(result))) is not None:
+        if (busy := loop_busy(*start)) is not None:
             share = (f": the start program's tasks ran {busy['busy']:.0f} % of each timed iteration (iteration 1's "
                      "profile), all a new mapping can win back")
     where = f"configs/{Path(config.path).name}"
@@ -1945,14 +1945,16 @@ def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | No
             f"change little{share}. Meant for tuning: {meant}.")
 
 
-def _start_result(root: Path):
-    """Iteration 1's run (the start program's) in the tuning folder `root`, its profile included; None where it
-    cannot be read."""
+def _start_result(root: Path) -> tuple[Any, list[dict]] | None:
+    """(iteration 1's run, the start program's, in the tuning folder `root`; the rows of its task profile,
+    `autoguide.explain.task_profile`'s), or None where they cannot be read."""
+    from mapperopt.autoguide.explain import task_profile
     from mapperopt.records import RunResult
 
     try:
         data = json.loads((root / "iter-001" / "result.json").read_text())
-        return RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
+        result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
+        return result, task_profile(result)
     except (OSError, ValueError, KeyError, TypeError, MapperoptError):
         return None
 
@@ -1962,18 +1964,17 @@ def mapping_cost_note(summary: dict, root: Path) -> str | None:
     Legion's default mapper (not a program's own mapper, which that reference ran) and iteration 1's profile in the
     tuning folder `root` shows short tasks: the DSL mapper's own cost per task mapping may be why
     (`mapping_overhead.short_task_cost`); None otherwise."""
-    from mapperopt.autoguide.explain import task_profile
     from mapperopt.benchmarks.mapping_overhead import short_task_cost
 
     start, measured = summary["start"], summary["measured"]
     figures = [((measured.get(n) or {}).get("estimate") or {}).get("value") for n in (start, "default")]
     if summary.get("own_mapper") or not all(figures) or figures[0] >= figures[1]:
         return None
-    result = _start_result(root)
+    start_run = _start_result(root)
     # a benchmark's profiling execution runs other iterations than a measured one: its counts are no execution's
-    if result is None or (result.profile or {}).get("iterations"):
+    if start_run is None or (start_run[0].profile or {}).get("iterations"):
         return None
-    cost = short_task_cost(task_profile(result), protocol.measured_time(result))
+    cost = short_task_cost(start_run[1], protocol.measured_time(start_run[0]))
     return (f"Note: the start program ({start}) measured slower than Legion's default mapper, and {cost}: that cost "
             "may be the difference." if cost else None)
 
