@@ -62,8 +62,8 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
 
 def processor_options(cpus_default: str = "the size's"):
     """`--cpus` and `--gpus`, the processors of a run on this machine (-ll:cpu, -ll:gpu): of `run`, `tune` and
-    `compare`, and of `check`, `explain` and `compile`, which check or explain a mapper against that run. `cpus_default`: what runs
-    without --cpus, in words."""
+    `compare`, and of `check`, `explain` and `compile`, which check or explain a mapper against that run.
+    `cpus_default`: what runs without --cpus, in words."""
     def add(command):
         command = click.option("--gpus", type=click.IntRange(min=0), default=None,
                                help="GPUs (-ll:gpu) [default: the size's].")(command)
