@@ -1429,10 +1429,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     finally:
         status.stop()
         store.unlock()
-    _print_summary(console, summary, unit, default_start=settings["start"] == "default",
-                   calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                   start_up_s=start_up(set_up_results(store.root)), wall=wall,
-                   larger=larger_size(bench, settings["size"]))
+    larger = larger_size(bench, settings["size"])
+    warned = _print_summary(console, summary, unit, default_start=settings["start"] == "default",
+                            calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
+                            start_up_s=start_up(set_up_results(store.root)), wall=wall, larger=larger)
     print_command_last(console, best_mapper_line(
         summary, store.root / "best.dsl", default_start=settings["start"] == "default",
         start_file=None if settings["start"] in ("default", "random") else settings["start"],
@@ -1460,7 +1460,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         print_wrapped(console, note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
-                         processors=processors):
+                         processors=processors,
+                         unsure=measure_more(warned, "app_file" not in settings, larger,
+                                             summary.get("min_time_s", protocol.MIN_TIME_S))):
         print_wrapped(console, step, markup=False)
 
 
@@ -1863,10 +1865,14 @@ def throughput_ratio(c: protocol.Comparison, label: str, how: str) -> str:
     """The ratio `c` of a throughput to that of the mapper `label` with its direction in words, and `how` it counts:
     "0.91x the default mapper's throughput (9 % slower, not significant)"; "0.91x the default mapper" alone reads, to
     one who thinks in times, as faster. The percentage has the ratio's decimals less two (none where it rounds to 0)."""
-    d = c.decimals()
-    change = f"{100 * abs(c.ratio - 1):.{d - 2}f}"
-    direction = "" if float(change) == 0 else f"{change} % {'faster' if c.ratio > 1 else 'slower'}, "
-    return f"{c.ratio:.{d}f}x {label}'s throughput ({direction}{how})"
+    direction = _change(c)
+    return f"{c.ratio:.{c.decimals()}f}x {label}'s throughput ({direction}{', ' * bool(direction)}{how})"
+
+
+def _change(c: protocol.Comparison) -> str:
+    """`throughput_ratio`'s direction of `c`: "9 % slower"; "" where the percentage rounds to 0."""
+    change = f"{100 * abs(c.ratio - 1):.{c.decimals() - 2}f}"
+    return "" if float(change) == 0 else f"{change} % {'faster' if c.ratio > 1 else 'slower'}"
 
 
 def verdict(summary: dict, default_start: bool = False) -> str:
@@ -1979,8 +1985,27 @@ def mapping_cost_note(summary: dict, root: Path) -> str | None:
             "may be the difference." if cost else None)
 
 
+def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: float) -> str | None:
+    """`next_step`'s first words where the final comparison's measurements were warned of as "Short measurement" or
+    "Noisy measurement" (`titles`, `_print_summary`'s): too short or noisy to conclude, and what gives each execution
+    more work (as `protocol.noise_warnings` says it: `calibrated`, `larger`, `min_time_s`); None where neither was."""
+    short, noisy = "Short measurement" in titles, "Noisy measurement" in titles
+    if not (short or noisy):
+        return None
+    more = f"--min-time {max(2 * min_time_s, protocol.MIN_TIME_S):g}"
+    work = " or ".join(filter(None, [larger, more])) if calibrated else protocol.USER_WORK
+    what = " and ".join(word for word, warned in (("too short", short), ("too noisy", noisy)) if warned)
+    said = " and ".join(title for title in ("Short measurement", "Noisy measurement") if title in titles)
+    # a finished tune's final comparison is not measured again: only a new tune measures longer executions
+    how = (f"give each execution more work, with {work}, and tune again"
+           + (" (more --final-rounds or a quieter machine also narrow the intervals)" if noisy else "") if short else
+           f"tune again with more --final-rounds, {work}, or on a quieter machine")
+    return f"the final comparison's measurements were {what} to conclude ({said} above): {how}"
+
+
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
-              processors: tuple[int, int, int] | None = None, own_mapper: str | None = None) -> str | None:
+              processors: tuple[int, int, int] | None = None, own_mapper: str | None = None,
+              unsure: str | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
     `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
@@ -1988,7 +2013,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
     counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
     reference measured with it, on more than one processor. `own_mapper`: the mapper a user's program registers
-    itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one."""
+    itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one. `unsure`
+    (`measure_more`): said first where the pick is no clear gain, as the measurements could not show one."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
         return None  # nothing was compared: said by the lines above
@@ -2036,14 +2062,16 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
             values = [measured[n]["estimate"]["values"] for n in (top, other)]
             c = protocol.compare(*values, protocol.MIN_INTERVAL_VALUES)
             noisy = any(protocol.Estimate.from_json(measured[n]["estimate"]).noisy for n in (top, other))
-            ratio = (f"{reference_name(top, own)} measured {c.ratio:.{c.decimals()}f}x "
-                     f"{reference_name(other, own)}")
             if c.significant and c.ratio > 1 and not noisy:
-                parts.append(f"{head} (the higher of them, significantly: {ratio}; {use})")
+                ratio = throughput_ratio(c, reference_name(other, own), "significant")
+                parts.append(f"{head} (the higher of them: {reference_name(top, own)} measured {ratio}; {use})")
             else:
                 why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
                                         else "not significant")
-                parts.append(f"{head}, and those two are not shown to differ ({ratio}, {why})")
+                parts.append(f"{head}, and those two are not shown to differ: {reference_name(top, own)} measured "
+                             f"{throughput_ratio(c, reference_name(other, own), why)}")
+    if parts and unsure:
+        parts.insert(0, unsure)
     if said := no_placement(processors):
         parts.append(said)
     if not parts:
@@ -2058,19 +2086,19 @@ def _versus_default(summary: dict, beat_default: bool) -> str:
     if not beat_default:
         return ", nor than Legion's default mapper here" if summary["measured"].get("default", {}).get("estimate") \
             else " here"
-    ratio = f" ({_versus_start(summary)})" if _comparison(summary, summary["start"]) else ""
-    d = _comparison(summary, "default")
-    return (f"{ratio}, though it measured {d.ratio:.{d.decimals()}f}x Legion's default mapper (significant): a "
-            "difference of the same mapping, so the machine's noise or the DSL mapper's own cost, not a gain of "
-            "the mapping")
+    ratio = f" (it measured {_versus_start(summary)})" if _comparison(summary, summary["start"]) else ""
+    default = throughput_ratio(_comparison(summary, "default"), "Legion's default mapper", "significant")
+    return (f"{ratio}, though it measured {default}: a difference of the same mapping, so the machine's noise or the "
+            "DSL mapper's own cost, not a gain of the mapping")
 
 
 def _versus_start(summary: dict) -> str:
-    """The best's ratio to the start it is not shown faster than, and why not ("1.01x, not significant")."""
+    """The best's ratio to the start it is not shown faster than, its direction and why not ("1.01x the start's
+    throughput, 1 % faster, not significant": `throughput_ratio`'s words without parentheses, said within some)."""
     c = _comparison(summary, summary["start"])
     why = c.no_interval or ("from measurements too noisy to count"
                             if _noisy(summary, summary["start"]) and c.significant else "not significant")
-    return f"{c.ratio:.{c.decimals()}f}x, {why}"
+    return ", ".join(filter(None, [f"{c.ratio:.{c.decimals()}f}x the start's throughput", _change(c), why]))
 
 
 def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_start: str, own: str | None) -> str:
@@ -2086,17 +2114,17 @@ def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_st
         noisy = noisy_start or protocol.Estimate.from_json(measured[n]["estimate"]).noisy
         compared.append((n, c, noisy))
     name, c, noisy = compared[0]
-    ratio = f"{reference_name(name, own)} measured {c.ratio:.{c.decimals()}f}x your start program"
     higher = [(n, c) for n, c, noisy in compared if c.significant and c.ratio > 1 and not noisy]
     if higher:
         name, c = higher[0]
         use = "use it (--mapper expert)" if name == "expert" else "run without --mapper"
-        return (f"keep {reference_name(name, own)} ({use}): it measured significantly higher than your start "
-                f"program ({start_file}): {c.text()}, and no candidate beat it")
+        return (f"keep {reference_name(name, own)} ({use}): against your start program ({start_file}) it measured "
+                f"{throughput_ratio(c, 'the start program', 'significant')}, and no candidate beat it")
     why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant else "not significant")
     names = [reference_name(n, own) for n in refs]
     which = f"{names[0]} is not" if len(names) == 1 else f"neither {names[0]} nor {names[1]} is"
-    return f"{keep_start}; {which} shown to be faster than it ({ratio}, {why})"
+    return (f"{keep_start}; {which} shown to be faster than it: {reference_name(name, own)} measured "
+            f"{throughput_ratio(c, 'your start program', why)}")
 
 
 def no_placement(processors: tuple[int, int, int] | None) -> str | None:
@@ -2272,14 +2300,15 @@ def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
                    calibrated: bool = True, timeout_s: float | None = None,
-                   start_up_s: float | None = None, wall: bool = False, larger: str = "a larger --size") -> None:
+                   start_up_s: float | None = None, wall: bool = False, larger: str = "a larger --size") -> list[str]:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
     for a user's program; `timeout_s`: the run's --timeout, None without one; `start_up_s`: what an execution
     costs besides its measured time; `wall`: a user's program measured by its wall time), what was cut short
     (`interrupted`),
     and, with `default_start` (the start program is Legion's default mapper in the DSL), that the start and the
-    default mapper are the same mapping."""
+    default mapper are the same mapping. Returns the titles of the noise warnings it printed ("Short
+    measurement"...)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -2347,12 +2376,14 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         console.print(line, markup=False)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}
+    warned = []
     for title, text in protocol.noise_warnings({_label(name, own): (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
                                                None if calibrated else protocol.untimed(unit), start_up_s,
                                                wall=wall, larger=larger):
         print_whole(console, title, text, "yellow")
+        warned.append(title)
     from mapperopt.optimizer.compare import checked_by
 
     if checked := checked_by(summary.get("check_kinds") or {}).strip():  # e.g. Pennant's energy check alone
@@ -2415,3 +2446,4 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             + (f" (but differs from it here: {escape('; '.join(legion))})" if legion else "")
             + f"; the reference ran the program's own mapper{f' ({own!r})' if own else ''} in its place."
             if legion is not None else ""))
+    return warned

@@ -715,8 +715,9 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     step = commands.next_step(summary, start_file=str(mine))
     # neither reference measured significantly higher than the start: the start is the one program to keep
     assert step.startswith(f"Next: keep your start program ({mine}): best.dsl is not shown to be faster than it "
-                           "here; neither the expert mapper nor the default mapper is shown to be faster than it (the "
-                           "expert mapper measured 1.04x your start program, not significant). "
+                           "here; neither the expert mapper nor the default mapper is shown to be faster than it: the "
+                           "expert mapper measured 1.04x your start program's throughput (4 % faster, not "
+                           "significant). "
                            "To search further, give the same command a larger --iters (it extends this run)"), step
     assert "the higher of them" not in step and "--mapper expert" not in step, step
     # faster than the start, but not than the references: the fastest reference is named
@@ -724,15 +725,16 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     summary = compared(tmp_path / "b")
     step = commands.next_step(summary, default_start=True)
     assert step.startswith("Next: no candidate beat the expert mapper or the default mapper, and those two are not "
-                           "shown to differ"), step
+                           "shown to differ: the expert mapper measured "), step
+    assert "x the default mapper's throughput (" in step, step
     assert "keep" not in step, step
     # the expert mapper measured significantly higher than the default mapper: it is the one pointed to
     final["expert"] = [12.6, 12.4, 12.5, 12.55, 12.45]
     summary = compared(tmp_path / "e")
     step = commands.next_step(summary, default_start=True)
-    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them, "
-                           "significantly: the expert mapper measured 1.22x the default mapper; "
-                           "--mapper expert)."), step
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them: "
+                           "the expert mapper measured 1.22x the default mapper's throughput (22 % faster, "
+                           "significant); --mapper expert)."), step
     final["expert"] = [10.6, 10.0, 11.0, 9.9, 10.7]
     # the pick beat the start and both references: nothing to add
     final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})
@@ -810,7 +812,7 @@ def test_a_next_step_that_keeps_the_default_mapper_says_so_once(tmp_path, monkey
                     "--iters (it extends this run)."), step
     # another start (a program of the user's own): the default mapper is named, as compared with it
     step = commands.next_step(summary, start_file="mine.dsl")
-    assert "here; the default mapper is not shown to be faster than it (the default mapper measured" in step, step
+    assert "here; the default mapper is not shown to be faster than it: the default mapper measured" in step, step
     # the pick is the start itself
     final["iter-1"] = [11.0, 11.3, 10.4, 11.1, 10.7]
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
@@ -832,15 +834,16 @@ def test_a_next_step_after_a_start_file_names_one_program_to_keep(tmp_path, monk
     assert summary["best"] == summary["start"] == "iter-1", summary  # the premise: the start stays the pick
     step = commands.next_step(summary, start_file=str(mine))
     assert step.startswith(f"Next: keep your start program ({mine}): tuning found nothing faster; the default mapper "
-                           "is not shown to be faster than it (the default mapper measured 1.00x your start program, "
-                           "not significant)."), step
+                           "is not shown to be faster than it: the default mapper measured 1.00x your start "
+                           "program's throughput (not significant)."), step
     assert "run without --mapper" not in step, step
     # the default mapper measured significantly higher than the start: it alone is the advice
     final["default"] = [12.0, 12.2, 11.9, 12.1, 12.0]
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
     step = commands.next_step(summary, start_file=str(mine))
-    assert step.startswith("Next: keep the default mapper (run without --mapper): it measured significantly higher "
-                           f"than your start program ({mine}): 1.2"), step
+    assert step.startswith("Next: keep the default mapper (run without --mapper): against your start program "
+                           f"({mine}) it measured 1.2"), step
+    assert "x the start program's throughput (2" in step and "% faster, significant), and no candidate" in step, step
     assert "keep your start program" not in step, step
 
 
@@ -861,9 +864,13 @@ def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_w
                            "faster than the start program (iter-1, iter-001/mapper.dsl), which maps as Legion's "
                            "default mapper does"), step
     vs_start, vs_default = (commands._comparison(summary, n) for n in ("iter-1", "default"))
-    assert f"({vs_start.ratio:.{vs_start.decimals()}f}x, not significant)" in step, step
-    assert (f"though it measured {vs_default.ratio:.{vs_default.decimals()}f}x Legion's default mapper "
-            "(significant)") in step, step
+
+    def faster(c) -> str:  # the ratio as a percentage, with the ratio's decimals less two
+        return f"{100 * (c.ratio - 1):.{c.decimals() - 2}f} % faster"
+    assert (f"does (it measured {vs_start.ratio:.{vs_start.decimals()}f}x the start's throughput, "
+            f"{faster(vs_start)}, not significant)") in step, step
+    assert (f"though it measured {vs_default.ratio:.{vs_default.decimals()}f}x Legion's default mapper's "
+            f"throughput ({faster(vs_default)}, significant)") in step, step
     assert "a difference of the same mapping" in step, step
     # The verdict, which a reader may stop at, says so too: it said "iter-2 beat the default mapper ... (significant)".
     line = " ".join(commands.verdict(summary, default_start=True).split())
@@ -871,7 +878,7 @@ def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_w
                     f"{vs_default.ratio:.{vs_default.decimals()}f}x the default mapper's throughput "
                     f"({100 * (vs_default.ratio - 1):.0f} % faster, significant, but not shown to "
                     "differ from the start, which maps as the default mapper does: "
-                    f"{vs_start.ratio:.{vs_start.decimals()}f}x, not significant; so the machine's noise or the DSL "
-                    "mapper's own cost)."), line
+                    f"{vs_start.ratio:.{vs_start.decimals()}f}x the start's throughput, {faster(vs_start)}, not "
+                    "significant; so the machine's noise or the DSL mapper's own cost)."), line
     # a start of the user's own, not Legion's default mapping: a gain over the default mapper is one
     assert commands.verdict(summary).startswith("Verdict: iter-2 beat the default mapper;")

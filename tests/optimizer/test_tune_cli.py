@@ -24,6 +24,7 @@ import pytest
 from optimizer_support import code_names, hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
+from mapperopt.benchmarks.apps import larger_size
 from mapperopt.cli import main
 from mapperopt.errors import install_extra
 from mapperopt.optimizer.base import IterationRecord, normalize_dsl
@@ -179,8 +180,13 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     from mapperopt.benchmarks import load_config
 
     util = load_config("circuit").size("ci").util
+    # led by the measurements too short or noisy to conclude, where the final comparison's were warned of
+    warned = [title for title in ("Noisy measurement", "Short measurement") if f"{title}: " in flat]
+    unsure = commands.measure_more(warned, True, larger_size("circuit", "ci"),
+                                   summary.get("min_time_s", protocol.MIN_TIME_S))
     step = commands.next_step(summary, start_file=str(poor),
-                              processors=(store.settings["cpus"], store.settings["gpus"], util))
+                              processors=(store.settings["cpus"], store.settings["gpus"], util), unsure=unsure)
+    assert ("Next: the final comparison's measurements were too short" in flat) == (bool(short) and bool(step)), out
     assert after.endswith(f" {' '.join(step.split())}" if step else "compare).")
     assert re.search(r"Verdict: (no mapper beat the references|no mapper can be said to beat the references without an "
                      r"interval \(an interval takes --final-rounds 3 or more\)|iter-\d+ beat the default mapper); the best",
