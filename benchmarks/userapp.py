@@ -1304,10 +1304,15 @@ def unread_time(result) -> str | None:
         if not (found := list(_PRINTED_TIME.finditer(text))):
             continue
         m = found[-1]
+        # The whole label as printed (`loop time: `, not `time: `), less likely to match another line: from its
+        # first letter after the line's last digit before it (a rank or step number varies from line to line).
+        line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+        before = re.search(r"[A-Za-z][^0-9]*$", line)
+        label = text[m.start() - (len(line) - before.start() if before else 0):m.start(1)]
         number = _WHOLE_NUMBER if re.search("[eE]", m.group(1)) else "[0-9.]+"
-        regex = f"{_literal(text[m.start():m.start(1)])}({number}){m.group(2)}{_literal(m.group(3))}"
+        regex = f"{_literal(label)}({number}){m.group(2)}{_literal(m.group(3))}"
         unit = protocol.TIME_SPELLINGS.get(m.group(3).lower(), m.group(3))
-        shown = f"{text[m.start():m.start(1)]}<number>{m.group(2)}{m.group(3)}"
+        shown = f"{label}<number>{m.group(2)}{m.group(3)}"
         how = (f"`metric: {{regex: '{regex}', unit: {unit}}}` in {s['app_file']}" if s.get("app_file") else
                f"--metric {shlex.quote(regex)} --unit {unit}")
         return (f"the figure of merit is the process's wall time, Legion's start-up and the program's set-up included, "

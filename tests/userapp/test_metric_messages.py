@@ -36,6 +36,28 @@ def test_run_without_a_metric_suggests_one_for_the_time_the_program_prints(timed
     assert not [n for n in json.loads(capsys.readouterr().out)["notes"] if n["kind"] == "unread_time"]
 
 
+def test_the_suggested_metric_is_the_whole_printed_label(timed_exe, tmp_path, capsys):
+    """For `loop time: 113.156 ms` the note offered `--metric 'time: ([0-9.]+) ms'`, which would match any other
+    "time:" line the program prints too, and showed 'time: <number> ms'. The offer is built from the whole label as
+    printed (from its first letter after the last digit before it: a rank or step number varies), its regular
+    expression characters escaped, and it reads the figure it names."""
+    script = tmp_path / "labelled.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "[rank 0] step (avg) time: 12.5 ms"\n')
+    script.chmod(0o755)
+    assert main(["run", "--app", f"{script} -reps 1", *ONCE, "--out", str(tmp_path / "run"), "--json"]) == 0
+    (note,) = [n for n in json.loads(capsys.readouterr().out)["notes"] if n["kind"] == "unread_time"]
+    text = flat(note["text"])
+    assert "the program prints a time of its own ('step (avg) time: <number> ms', stdout" in text, text
+    label = r"step \(avg\) time: ([0-9.]+) ms"
+    assert f"to tune that time, give --metric '{label}' --unit ms" in text, text
+    # the offered pattern, as given: the figure of that line
+    assert main(["run", "--app", f"{script} -reps 1", "--metric", label, "--unit", "ms", *ONCE,
+                 "--out", str(tmp_path / "metric"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and result["throughput"] == 1 / 12.5, result
+    assert not [n for n in result["notes"] if n["kind"] == "unread_time"], result
+
+
 def test_a_unit_the_pattern_contradicts_is_warned_about(timed_exe, tmp_path, capsys):
     """`--metric 'ELAPSED TIME = ([0-9.]+) us' --unit ms` read 329 s for a 0.5 s execution, and a pattern ending in
     ` ms` without --unit gave a metric "(no unit)": both silently. Warned (the run goes on), from the command line
