@@ -1998,7 +1998,7 @@ def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: f
     said = " and ".join(title for title in ("Short measurement", "Noisy measurement") if title in titles)
     # a finished tune's final comparison is not measured again: only a new tune measures longer executions
     how = (f"give each execution more work, with {work}, and tune again"
-           + (" (more --final-rounds or a quieter machine also narrow the intervals)" if noisy else "") if short else
+           + (" (more --final-rounds or a quieter machine also narrows the intervals)" if noisy else "") if short else
            f"tune again with more --final-rounds, {work}, or on a quieter machine")
     return f"the final comparison's measurements were {what} to conclude ({said} above): {how}"
 

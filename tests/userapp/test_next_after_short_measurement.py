@@ -48,7 +48,7 @@ def test_next_says_first_that_short_executions_cannot_conclude(timed_exe, tmp_pa
     text = " ".join(step(noisy, ["Noisy measurement", "Short measurement"]).split())
     assert text.startswith("Next: the final comparison's measurements were too short and too noisy to conclude "
                            "(Short measurement and Noisy measurement above): give each execution more work"), text
-    assert "(more --final-rounds or a quieter machine also narrow the intervals)" in text, text
+    assert "(more --final-rounds or a quieter machine also narrows the intervals)" in text, text
     only_noisy = " ".join(step(noisy, ["Noisy measurement"]).split())
     assert only_noisy.startswith("Next: the final comparison's measurements were too noisy to conclude (Noisy "
                                  "measurement above): tune again with more --final-rounds, "), only_noisy
