@@ -29,7 +29,9 @@ def test_next_says_first_that_short_executions_cannot_conclude(timed_exe, tmp_pa
     assert last.startswith("Next: the final comparison's measurements were too short") and (
         "to conclude (Short measurement" in last), last
     # the options that give a user's program more work: its own arguments (it is never calibrated)
-    assert f"give each execution more work, with {protocol.USER_WORK}, and tune again; " in last, last
+    assert f"give each execution more work, with {protocol.USER_WORK}, and tune again" in last, last
+    # noisy too on a loaded machine: said with it
+    assert ("too short and too noisy" in last) == ("Noisy measurement: " in flat), out
     # then what to keep, as before: the Verdict's answer, not another one
     assert "; keep Legion's default mapper (run without --mapper): tuning found nothing faster." in last, last
     assert "Verdict: " in flat, out
