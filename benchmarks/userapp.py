@@ -1313,7 +1313,8 @@ def unread_time(result) -> str | None:
         regex = f"{_literal(label)}({number}){m.group(2)}{_literal(m.group(3))}"
         unit = protocol.TIME_SPELLINGS.get(m.group(3).lower(), m.group(3))
         shown = f"{label}<number>{m.group(2)}{m.group(3)}"
-        how = (f"`metric: {{regex: '{regex}', unit: {unit}}}` in {s['app_file']}" if s.get("app_file") else
+        quoted = regex.replace("'", "''")  # YAML's single quotes take a quote doubled
+        how = (f"`metric: {{regex: '{quoted}', unit: {unit}}}` in {s['app_file']}" if s.get("app_file") else
                f"--metric {shlex.quote(regex)} --unit {unit}")
         return (f"the figure of merit is the process's wall time, Legion's start-up and the program's set-up included, "
                 f"though the program prints a time of its own ({shown!r}, {attempt.stdout} in the run folder); to "

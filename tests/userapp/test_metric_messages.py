@@ -5,6 +5,7 @@ tune's feedback, a failed metric in tune's progress line, and program flags give
 from __future__ import annotations
 
 import json
+import re
 
 from userapp_support import quick_tune_args
 
@@ -56,6 +57,25 @@ def test_the_suggested_metric_is_the_whole_printed_label(timed_exe, tmp_path, ca
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "ok" and result["throughput"] == 1 / 12.5, result
     assert not [n for n in result["notes"] if n["kind"] == "unread_time"], result
+
+
+def test_the_suggested_metric_line_of_an_application_file_reads_as_given(timed_exe, tmp_path, capsys):
+    """A label with an apostrophe (`solver's loop time: 12.5 ms`) in the application file's offered `metric:` line:
+    YAML's single quotes take it doubled, or the file no longer reads."""
+    script = tmp_path / "labelled.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "solver\'s loop time: 12.5 ms"\n')
+    script.chmod(0o755)
+    app_file = tmp_path / "mapperopt.yaml"
+    base = f"executable: {script}\nargs: [-reps, '1']\nsizes: {{ci: {{cpus: 1}}}}\n"
+    app_file.write_text(base)
+    assert main(["run", "--app", str(app_file), *ONCE, "--out", str(tmp_path / "run"), "--json"]) == 0
+    (note,) = [n for n in json.loads(capsys.readouterr().out)["notes"] if n["kind"] == "unread_time"]
+    offered = re.search(r"`(metric: .*)` in ", note["text"])
+    assert offered and "solver''s loop time: " in offered[1], note
+    app_file.write_text(base + offered[1] + "\n")
+    assert main(["run", "--app", str(app_file), *ONCE, "--out", str(tmp_path / "metric"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and result["throughput"] == 1 / 12.5, result
 
 
 def test_a_unit_the_pattern_contradicts_is_warned_about(timed_exe, tmp_path, capsys):
