@@ -35,7 +35,7 @@ from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flag
                                        require_app, require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, UsageError, closest, signal_name
-from mapperopt.files import read_json, write_atomically, writing_in
+from mapperopt.files import NotUtf8, decode_utf8, read_json, write_atomically, writing_in
 from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -523,9 +523,13 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     where = str(path)
     try:
         marks: dict = {}
-        data, duplicates = _read_yaml(path.read_text(), where, marks)
+        data, duplicates = _read_yaml(decode_utf8(path.read_bytes()), where, marks)
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
+    except NotUtf8 as exc:
+        raise MapperoptError(f"{where}:{exc.line}:{exc.column}: {exc}",
+                             hint="an application file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t "
+                                  "utf-8)") from None
     except yaml.YAMLError as exc:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):

@@ -23,6 +23,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
 from mapperopt.errors import MapperoptError
+from mapperopt.files import NotUtf8, decode_utf8
 
 INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
@@ -82,13 +83,9 @@ def read_source(path) -> str:
     except OSError as exc:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = data[: exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
-        diag = Diagnostic("E112", "error", f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
-                          A.Loc(str(path), line, col),
+        return decode_utf8(data)
+    except NotUtf8 as exc:
+        diag = Diagnostic("E112", "error", str(exc), A.Loc(str(path), exc.line, exc.column),
                           ("a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",))
         raise DslSyntaxError(diag, data.decode("utf-8", "replace"), None) from None
 

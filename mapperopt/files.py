@@ -165,6 +165,29 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+class NotUtf8(ValueError):
+    """Bytes that are not UTF-8 text: where the first bad one is, as an editor counts (line and column in characters,
+    from 1), and its value."""
+
+    def __init__(self, line: int, column: int, byte: int):
+        super().__init__(f"not UTF-8 text (byte 0x{byte:02x})")
+        self.line, self.column, self.byte = line, column, byte
+
+
+def decode_utf8(data: bytes) -> str:
+    """`data` as UTF-8 text, the way a file the user wrote (a DSL file, an application file) is read.
+
+    Raises:
+        NotUtf8: at its first bad byte.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
+        raise NotUtf8(before.count(b"\n") + 1, column, data[exc.start]) from None
+
+
 def restore_hint(kind: str) -> str:
     """The hint for a damaged file of a folder that `tune` or `compare` made (`kind`: "tuning", "comparison")."""
     return f"restore the {kind} folder from a copy, or start a new one with `--new`"
