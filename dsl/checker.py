@@ -2163,10 +2163,14 @@ class _Checker:
             self._layout_copies(ev)
         except EvaluationLimit:
             costly = costly_functions(self.program, MAX_STATIC_STEPS)  # AutoGuide names them after a timeout too
+            count = len(self.program.statements)
+            # a long file of plain statements (a generated one) spends the steps without a call that multiplies
+            why = (f"the file's {count:,} statements took the steps, one after another: a mapper needs few (`*` and "
+                   "functions select many tasks at once)") if not costly and count >= MAX_STATIC_STEPS // 10 else \
+                "calls that multiply (each function calling others several times) make evaluation slow"
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
                              "and statements were not evaluated", self._whole_file(),
-                     ("calls that multiply (each function calling others several times) make evaluation slow",
-                      *([f"mapping functions whose calls multiply: {'; '.join(costly)}"] if costly else [])))
+                     (why, *([f"mapping functions whose calls multiply: {'; '.join(costly)}"] if costly else [])))
         except DslRuntimeError as err:
             self._runtime_diag(err, "at load", None)
             return

@@ -10,7 +10,9 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import os
 import re
+import stat
 import threading
 import unicodedata
 from importlib import resources
@@ -29,6 +31,11 @@ INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
 # comprehensions); deeper input is E110. It bounds the recursion of every later stage.
 MAX_NESTING = 100
+# Stated limit: a DSL file has at most this many bytes, and no more is read (a device such as /dev/zero would take all
+# memory). Mappers are tens of lines (the largest the tuners wrote are about 10 kB; a model-written program may have
+# 100 000 characters): this is ten times that, while `check` of a 1 MiB file already takes seconds and compiling one
+# tens of GB of memory.
+MAX_SOURCE_BYTES = 1 << 20
 
 
 _LOCK = threading.Lock()
@@ -73,15 +80,24 @@ def read_source(path) -> str:
     kept (`parse` skips it; `fmt` writes none).
 
     Raises:
-        MapperoptError: the file cannot be read, or its name is not UTF-8.
+        MapperoptError: the file cannot be read, has more than MAX_SOURCE_BYTES (read no further), or its name is not
+            UTF-8.
         DslSyntaxError: E112, it is not UTF-8 text: at the line and column (in characters) of its first bad byte,
             the line shown with that byte as U+FFFD.
     """
     require_utf8_name(str(path))
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+            info = os.fstat(f.fileno())
     except OSError as exc:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        size = f"{info.st_size:,}" if stat.S_ISREG(info.st_mode) else f"more than {MAX_SOURCE_BYTES:,}"
+        raise MapperoptError(f"{path} has {size} bytes: a DSL file has at most {MAX_SOURCE_BYTES >> 20} MiB "
+                             f"({MAX_SOURCE_BYTES:,} bytes)",
+                             hint="a mapper needs few statements (`*` and functions select many tasks at once): is "
+                                  "this the file you meant?")
     try:
         return decode_utf8(data)
     except NotUtf8 as exc:
