@@ -116,3 +116,20 @@ def test_a_file_over_the_size_limit_is_refused_with_its_size(tmp_path):
     assert result.exception.message == f"{path} has {size:,} bytes: a DSL file has at most 1 MiB (1,048,576 bytes)", \
         result.output
     assert "statements" in result.exception.hint
+
+
+def test_control_characters_are_shown_escaped_in_the_source_line(tmp_path):
+    """NUL bytes were written raw to the terminal in the source line under E104; each control character is shown as
+    its escape, and the caret stays under the character it points at."""
+    path = tmp_path / "nul.dsl"
+    path.write_bytes(b"Task * CPU;\n\x01\x00Region * * CPU SYSMEM;\n")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert (f"{path}:2:1: error[E104]: unrecognized character U+0001\n"
+            "  2 | \\x01\\x00Region * * CPU SYSMEM;\n"
+            "    | ^\n") in result.output, result.output
+    path.write_bytes(b"Task * CPU;\n\x07\tx = \x00\xe9;\n")  # E112 comes before parsing: its caret is after two
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert (f"{path}:2:8: error[E112]: not UTF-8 text (byte 0xe9)\n"
+            "  2 | \\x07\tx = \\x00\ufffd;\n"
+            "    |     \t        ^\n") in result.output, result.output
