@@ -220,8 +220,9 @@ def write_atomically(path: Path, text: str | bytes) -> None:
 
 
 def rewrite(path: Path, text: str) -> None:
-    """Writes `text` to the file `path` names, as `write_atomically` does; a file with more than one hard link is
-    written in place instead, so that all its names keep reading one file (a rename would leave the others the old
+    """Writes `text` to the file `path` names, as `write_atomically` does; a file with more than one hard link, or one
+    that a rename cannot replace (a file bind-mounted alone, as Docker's `-v my.dsl:/w/my.dsl` does: EBUSY or EXDEV),
+    is written in place instead, so that all its names keep reading one file (a rename would leave the others the old
     text). Its text is first written beside it whole, so that a full disk stops the write before the file changes.
 
     Raises:
@@ -229,8 +230,12 @@ def rewrite(path: Path, text: str) -> None:
     """
     real = Path(os.path.realpath(path))
     if not real.exists() or real.stat().st_nlink < 2:
-        write_atomically(path, text)
-        return
+        try:
+            write_atomically(path, text)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EBUSY, errno.EXDEV):
+                raise
     trial = real.with_name(f".{real.name}.{os.getpid()}")
     try:
         try:
