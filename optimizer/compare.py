@@ -773,6 +773,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines
 
+    if not opts["optimizers"]:  # `--optimizers ,`
+        raise UsageError("--optimizers names no optimizer", hint=f"choose from {', '.join(OPTIMIZERS)}")
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
     if unknown:
         near = closest(unknown[0], OPTIMIZERS)

@@ -478,6 +478,16 @@ def test_runs_that_share_their_best_program_are_named_when_it_is_measured(tmp_pa
             "guided-1 and random-1 share one)...") in out, out
 
 
+@pytest.mark.parametrize("names", [",", " , ", ""])
+def test_optimizers_naming_none_is_a_usage_error(names, tmp_path, capsys):
+    """`--optimizers ,` exited 1 ("no optimizer left to compare"), the status of a comparison that failed; a wrong
+    command line exits 2, as `--optimizers guided,bogus` does."""
+    assert main(["compare", "circuit", "--optimizers", names, "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "error: --optimizers names no optimizer" in err and "choose from" in err, err
+    assert not list(tmp_path.iterdir())
+
+
 def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch, capsys):
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
