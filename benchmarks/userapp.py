@@ -35,7 +35,7 @@ from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flag
                                        require_app, require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, UsageError, closest, signal_name
-from mapperopt.files import read_json, write_atomically, writing_in
+from mapperopt.files import NotUtf8, decode_utf8, read_json, write_atomically, writing_in
 from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -150,12 +150,13 @@ def _where(path: str | None) -> str:
     return path or "--app"
 
 
-def _split(text: str, what: str) -> list[str]:
-    """`text` split into words as the shell does. Raises MapperoptError naming `what` for an unclosed quote."""
+def _split(text: str, what: str, error: type[MapperoptError] = MapperoptError) -> list[str]:
+    """`text` split into words as the shell does. Raises `error` (UsageError for an option's value) naming `what` for
+    an unclosed quote."""
     try:
         return shlex.split(text)
     except ValueError as exc:  # "No closing quotation", "No escaped character"
-        raise MapperoptError(f"{what}: cannot split {text!r} into words: {exc}") from None
+        raise error(f"{what}: cannot split {text!r} into words: {exc}") from None
 
 
 def _str_list(value, what: str) -> tuple[str, ...]:
@@ -523,9 +524,13 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     where = str(path)
     try:
         marks: dict = {}
-        data, duplicates = _read_yaml(path.read_text(), where, marks)
+        data, duplicates = _read_yaml(decode_utf8(path.read_bytes()), where, marks)
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
+    except NotUtf8 as exc:
+        raise MapperoptError(f"{where}:{exc.line}:{exc.column}: {exc}",
+                             hint="an application file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t "
+                                  "utf-8)") from None
     except yaml.YAMLError as exc:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -597,12 +602,12 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     """The application `--app 'CMD ARGS'`: one size, `ci`, with those arguments.
 
     Raises:
-        MapperoptError: an empty command, an unclosed quote, or a program that is missing (not on PATH), a folder or
-            not executable.
+        UsageError: an empty command, an unclosed quote, or a shell's NAME=value before the program.
+        MapperoptError: a program that is missing (not on PATH), a folder or not executable.
     """
     from mapperopt.benchmarks.apps import SizeConfig
 
-    words = _split(command, "--app")
+    words = _split(command, "--app", UsageError)
     if not words:
         raise UsageError("--app needs a command, e.g. --app './myapp -n 100'")
     assigned = list(itertools.takewhile(lambda w: re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w), words))
@@ -611,7 +616,7 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
         env = ", ".join(f"{w.split('=', 1)[0]}: {json.dumps(w.split('=', 1)[1])}" for w in assigned)
         what, it = ("an environment variable", "it") if len(assigned) == 1 else ("environment variables", "them")
         program = words[len(assigned)] if len(words) > len(assigned) else "PROGRAM"
-        raise MapperoptError(f"--app: {' '.join(assigned)} sets {what}; --app takes the program's command line only",
+        raise UsageError(f"--app: {' '.join(assigned)} sets {what}; --app takes the program's command line only",
                              hint=f"give {it} in the application file ({APP_FILE}): `env: {{{env}}}` with "
                                   f"`executable: {program}`; or export {it} before mapperopt (`export "
                                   f"{shlex.join(assigned)}`), whose environment the program gets, and give --app "

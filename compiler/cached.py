@@ -107,6 +107,8 @@ def answer(args: list[str]) -> int | None:
     if found is None or found.get("machine_spec") == "":  # an empty --machine is an error, not none: click says so
         return None
     try:
+        if not Path(found["file"]).is_file():  # a device (/dev/zero) is endless: the command reads up to its limit
+            return None
         text = Path(found["file"]).read_text()
         bench, machine_spec = found.get("bench"), found.get("machine_spec")
         machine = machine_text(bench) if bench and not machine_spec else ""

@@ -58,6 +58,9 @@ LEGION_PROC_FLAGS = {"IO": "-ll:io", "PY": "-ll:py", "UTIL": "-ll:util"}
 MAX_EVAL_NESTING = 300
 # memory kinds that exist only when the run sizes them -> the flag
 FLAG_SIZED_MEMORIES = {"RDMEM": "-ll:rsize", "SOCKMEM": "-ll:nsize"}
+# Stated limit: the largest alignment a Layout may ask for (E227). Legion pads each field (AOS: each element) to it, so
+# one far above any page (2^62) makes instance sizes wrap around 2^64 and the run crash; 1 GiB is a huge page's size.
+MAX_ALIGN = 1 << 30
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 MAX_EXPLAIN_POINTS = 16_384  # launch points `explain` evaluates per index launch (circuit's three: about 10 s)
@@ -1217,6 +1220,10 @@ class _Checker:
                 elif c.value == 0 or (c.op, c.value) == (">=", 1):  # != 0, >= 0, > 0, >= 1: every alignment
                     self.add("E215", f"{said} holds for every alignment (at least 1 byte): it constrains nothing",
                              c.value_loc, ("drop it",))
+                elif c.value + (c.op == ">") > MAX_ALIGN and c.op in ("==", ">=", ">"):
+                    self.add("E227", f"{said} asks for an alignment above {MAX_ALIGN >> 30} GiB ({MAX_ALIGN:,} "
+                                     "bytes), the most a Layout may ask for", c.value_loc,
+                             ("give the alignment wanted, e.g. Align==64 (a cache line) or Align==4096 (a page)",))
                 elif c.value & (c.value - 1):
                     self.add("W306", f"Align value {c.value} is not a power of two", c.value_loc)
 
@@ -2163,10 +2170,14 @@ class _Checker:
             self._layout_copies(ev)
         except EvaluationLimit:
             costly = costly_functions(self.program, MAX_STATIC_STEPS)  # AutoGuide names them after a timeout too
+            count = len(self.program.statements)
+            # a long file of plain statements (a generated one) spends the steps without a call that multiplies
+            why = (f"the file's {count:,} statements took the steps, one after another: a mapper needs few (`*` and "
+                   "functions select many tasks at once)") if not costly and count >= MAX_STATIC_STEPS // 10 else \
+                "calls that multiply (each function calling others several times) make evaluation slow"
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
                              "and statements were not evaluated", self._whole_file(),
-                     ("calls that multiply (each function calling others several times) make evaluation slow",
-                      *([f"mapping functions whose calls multiply: {'; '.join(costly)}"] if costly else [])))
+                     (why, *([f"mapping functions whose calls multiply: {'; '.join(costly)}"] if costly else [])))
         except DslRuntimeError as err:
             self._runtime_diag(err, "at load", None)
             return

@@ -14,6 +14,7 @@ A diagnostic about the whole file (line 0: a statement it lacks, a check it coul
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from mapperopt.dsl.ast import Loc
@@ -64,13 +65,20 @@ class Diagnostic:
         if 1 <= self.loc.line <= len(lines):
             text, at = _window(lines[self.loc.line - 1], max(self.loc.col - 1, 0))
             num = str(self.loc.line)
+            shown = [_visible(c) for c in text]
             # Keep tabs in the caret's indentation so that it lines up under the same column.
-            pad = "".join(c if c == "\t" else " " for c in text[:at])
-            out.append(f"  {num} | {text}")
+            pad = "".join(c if c == "\t" else " " * len(c) for c in shown[:at])
+            out.append(f"  {num} | {''.join(shown)}")
             out.append(f"  {' ' * len(num)} | {pad}^")
         out += [f"  hint: {h}" for h in self.hints]
         out += [f"  note: {n}" for n in self.notes]
         return "\n".join(out)
+
+
+def _visible(c: str) -> str:
+    """The character `c` as a source line shows it: a control character other than a tab (a NUL of a binary file)
+    as its escape, `\\x00`, never written raw to the terminal."""
+    return f"\\x{ord(c):02x}" if c != "\t" and unicodedata.category(c) == "Cc" else c
 
 
 def _window(text: str, at: int) -> tuple[str, int]:

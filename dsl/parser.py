@@ -10,7 +10,9 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import os
 import re
+import stat
 import threading
 import unicodedata
 from importlib import resources
@@ -23,11 +25,17 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
 from mapperopt.errors import MapperoptError
+from mapperopt.files import NotUtf8, decode_utf8
 
 INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
 # comprehensions); deeper input is E110. It bounds the recursion of every later stage.
 MAX_NESTING = 100
+# Stated limit: a DSL file has at most this many bytes, and no more is read (a device such as /dev/zero would take all
+# memory). Mappers are tens of lines (the largest the tuners wrote are about 10 kB; a model-written program may have
+# 100 000 characters): this is ten times that, while `check` of a 1 MiB file already takes seconds and compiling one
+# tens of GB of memory.
+MAX_SOURCE_BYTES = 1 << 20
 
 
 _LOCK = threading.Lock()
@@ -72,23 +80,28 @@ def read_source(path) -> str:
     kept (`parse` skips it; `fmt` writes none).
 
     Raises:
-        MapperoptError: the file cannot be read, or its name is not UTF-8.
+        MapperoptError: the file cannot be read, has more than MAX_SOURCE_BYTES (read no further), or its name is not
+            UTF-8.
         DslSyntaxError: E112, it is not UTF-8 text: at the line and column (in characters) of its first bad byte,
             the line shown with that byte as U+FFFD.
     """
     require_utf8_name(str(path))
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+            info = os.fstat(f.fileno())
     except OSError as exc:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        size = f"{info.st_size:,}" if stat.S_ISREG(info.st_mode) else f"more than {MAX_SOURCE_BYTES:,}"
+        raise MapperoptError(f"{path} has {size} bytes: a DSL file has at most {MAX_SOURCE_BYTES >> 20} MiB "
+                             f"({MAX_SOURCE_BYTES:,} bytes)",
+                             hint="a mapper needs few statements (`*` and functions select many tasks at once): is "
+                                  "this the file you meant?")
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = data[: exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
-        diag = Diagnostic("E112", "error", f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
-                          A.Loc(str(path), line, col),
+        return decode_utf8(data)
+    except NotUtf8 as exc:
+        diag = Diagnostic("E112", "error", str(exc), A.Loc(str(path), exc.line, exc.column),
                           ("a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",))
         raise DslSyntaxError(diag, data.decode("utf-8", "replace"), None) from None
 

@@ -165,6 +165,29 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+class NotUtf8(ValueError):
+    """Bytes that are not UTF-8 text: where the first bad one is, as an editor counts (line and column in characters,
+    from 1), and its value."""
+
+    def __init__(self, line: int, column: int, byte: int):
+        super().__init__(f"not UTF-8 text (byte 0x{byte:02x})")
+        self.line, self.column, self.byte = line, column, byte
+
+
+def decode_utf8(data: bytes) -> str:
+    """`data` as UTF-8 text, the way a file the user wrote (a DSL file, an application file) is read.
+
+    Raises:
+        NotUtf8: at its first bad byte.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
+        raise NotUtf8(before.count(b"\n") + 1, column, data[exc.start]) from None
+
+
 def restore_hint(kind: str) -> str:
     """The hint for a damaged file of a folder that `tune` or `compare` made (`kind`: "tuning", "comparison")."""
     return f"restore the {kind} folder from a copy, or start a new one with `--new`"
@@ -197,8 +220,9 @@ def write_atomically(path: Path, text: str | bytes) -> None:
 
 
 def rewrite(path: Path, text: str) -> None:
-    """Writes `text` to the file `path` names, as `write_atomically` does; a file with more than one hard link is
-    written in place instead, so that all its names keep reading one file (a rename would leave the others the old
+    """Writes `text` to the file `path` names, as `write_atomically` does; a file with more than one hard link, or one
+    that a rename cannot replace (a file bind-mounted alone, as Docker's `-v my.dsl:/w/my.dsl` does: EBUSY or EXDEV),
+    is written in place instead, so that all its names keep reading one file (a rename would leave the others the old
     text). Its text is first written beside it whole, so that a full disk stops the write before the file changes.
 
     Raises:
@@ -206,8 +230,12 @@ def rewrite(path: Path, text: str) -> None:
     """
     real = Path(os.path.realpath(path))
     if not real.exists() or real.stat().st_nlink < 2:
-        write_atomically(path, text)
-        return
+        try:
+            write_atomically(path, text)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EBUSY, errno.EXDEV):
+                raise
     trial = real.with_name(f".{real.name}.{os.getpid()}")
     try:
         try:

@@ -93,6 +93,9 @@ from mapperopt.records import RESULT_FIELDS
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
+# Stated limit of --runs: each run is a whole tuning run (minutes), and set-up goes over every run, so a mistyped count
+# (1000000000) spun for an hour before printing anything.
+MAX_RUNS = 1000
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
 # The reference's final measurement this far from its first (either way) is said under the table and plot.
 DRIFT = 1.2
@@ -773,6 +776,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines
 
+    if not opts["optimizers"]:  # `--optimizers ,`
+        raise UsageError("--optimizers names no optimizer", hint=f"choose from {', '.join(OPTIMIZERS)}")
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
     if unknown:
         near = closest(unknown[0], OPTIMIZERS)
@@ -2683,8 +2688,8 @@ class Heartbeat:
                    "configured.")
 @click.option("--iters", type=click.IntRange(min=1), default=10, show_default=True,
               help="Iterations per tuning run (the budget).")
-@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ...")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=5, show_default=True,
+              help=f"Tuning runs per optimizer, with seeds --seed, --seed+1, ... (at most {MAX_RUNS}).")
 @size_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first run.")
 @click.option("--start", default="random", show_default=True,

@@ -716,8 +716,21 @@ def test_e215_an_align_every_alignment_satisfies(align):
     assert d.hints == ("drop it",)
 
 
+@pytest.mark.parametrize("align", ["Align==4611686018427387904", "Align>=2147483648", "Align>1073741824",
+                                   "Align==9223372036854775807"])
+def test_e227_an_align_above_1_gib(align):
+    """`Align==2^62` passed check, then its run crashed (AOS: 24 fields padded to 2^62 bytes wrap the stride to 0)
+    or asked 3 x 2^62 bytes: an alignment above 1 GiB is refused where it is written."""
+    d = only(f"Layout * * * AOS {align};", "E227")
+    assert d.message == f"{align} asks for an alignment above 1 GiB (1,073,741,824 bytes), the most a Layout may " \
+                        "ask for", d.message
+    assert at(d) == (1, 18 + len(align.rstrip("0123456789"))), at(d)  # at the number
+    assert d.hints == ("give the alignment wanted, e.g. Align==64 (a cache line) or Align==4096 (a page)",)
+
+
 def test_align_constraints_that_can_hold_stay_accepted():
-    for align in ("Align==1", "Align<2", "Align<=1", "Align>=2", "Align!=1", "Align>=128", "Align==64"):
+    for align in ("Align==1", "Align<2", "Align<=1", "Align>=2", "Align!=1", "Align>=128", "Align==64",
+                  "Align==1073741824", "Align>=1073741824", "Align<=4611686018427387904", "Align!=4611686018427387904"):
         assert diags(f"Layout * * * SOA {align};") == [], align
 
 

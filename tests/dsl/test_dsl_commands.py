@@ -381,6 +381,24 @@ def test_fmt_write_keeps_a_hard_link_one_file(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.dsl", "b.dsl"]
 
 
+@pytest.mark.parametrize("code", [errno.EBUSY, errno.EXDEV])
+def test_fmt_write_on_a_file_mounted_alone_writes_it_in_place(tmp_path, monkeypatch, code):
+    """A file bind-mounted alone (Docker `-v my.dsl:/w/my.dsl`) cannot be replaced by a rename: EBUSY (or EXDEV) was a
+    traceback. It is written in place instead, its text first written beside it whole, and nothing is left beside."""
+    path = tmp_path / "m.dsl"
+    path.write_text("Task *   GPU ,CPU ;\n")
+    inode = path.stat().st_ino
+
+    def mount_point(source, target):
+        raise OSError(code, os.strerror(code), str(source), str(target))
+
+    monkeypatch.setattr(os, "replace", mount_point)
+    result = run("fmt", "--write", str(path))
+    assert result.exit_code == 0, result.output + str(result.exception)
+    assert path.read_text() == "Task * GPU,CPU;\n" and path.stat().st_ino == inode
+    assert [p.name for p in tmp_path.iterdir()] == ["m.dsl"]
+
+
 def test_fmt_write_on_a_full_disk_keeps_the_file_and_names_it(tmp_path, monkeypatch, capsys):
     import errno
     import os

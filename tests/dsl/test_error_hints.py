@@ -78,6 +78,7 @@ TRIGGERS = {
     "E225": ("Task stencil GPU;\nIndexTaskMap increment,stencil f;\ndef f(Task t) { return Machine(GPU)[0, 0]; }\n",
              lambda apps: replace(apps["circuit"], discovered_as="circuit -steps 0"), None),
     "E226": ("Tunable 7 = 3 foo;\n", None, None),
+    "E227": ("Layout * * * AOS Align==4611686018427387904;\n", None, None),
 }
 
 

@@ -246,6 +246,14 @@ def test_the_stopped_static_evaluation_is_about_the_whole_file():
                                      "remaining launch points and statements were not evaluated\n  hint: ")
 
 
+def test_w310_of_a_long_file_without_functions_says_its_length_took_the_steps():
+    """Thousands of plain assignments were told that "calls that multiply" made evaluation slow: it has no call."""
+    text = "Task * CPU;\n" + "".join(f"x{i} = {i} + 1;\n" for i in range(40_000))
+    (d,) = [d for d in check(parse(text, "t.dsl"), None, M24) if d.code == "W310"]
+    assert d.hints == ("the file's 40,001 statements took the steps, one after another: a mapper needs few "
+                       "(`*` and functions select many tasks at once)",), d.hints
+
+
 def test_w310_names_the_mapping_functions_whose_calls_multiply():
     """Each function calling the one before three times: W310 names the mapping function and its calls per evaluation
     (AutoGuide's timeout feedback names it in the same words); a cheap one is not named."""

@@ -84,3 +84,52 @@ def test_a_folder_where_a_dsl_file_goes_is_refused_with_its_dsl_files_named(tmp_
     for name in ("a.dsl", "b.dsl"):
         (folder / name).unlink()
     assert "it holds no .dsl file" in CliRunner().invoke(cli, [*args, str(folder)]).output
+
+
+@pytest.mark.parametrize("args", [["check"], ["fmt"], ["compile"]])
+def test_an_endless_file_is_read_only_up_to_the_size_limit(args):
+    """/dev/zero was read whole: all the machine's memory, then a MemoryError traceback. Under a 1 GiB address space
+    limit (far above what a bounded read needs, far below what /dev/zero would take) the command says the limit."""
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    exe = Path(sys.executable).with_name("mapperopt")
+    done = subprocess.run([str(exe), *args, "/dev/zero"], capture_output=True, text=True, timeout=120,
+                          preexec_fn=limit_memory)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error: /dev/zero has more than 1,048,576 bytes: a DSL file has at most 1 MiB"), \
+        done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_file_over_the_size_limit_is_refused_with_its_size(tmp_path):
+    path = tmp_path / "huge.dsl"
+    path.write_text("Task * CPU;\n" + "".join(f"x{i} = {i} + 1;\n" for i in range(100_000)))
+    size = path.stat().st_size
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert result.exception.message == f"{path} has {size:,} bytes: a DSL file has at most 1 MiB (1,048,576 bytes)", \
+        result.output
+    assert "statements" in result.exception.hint
+
+
+def test_control_characters_are_shown_escaped_in_the_source_line(tmp_path):
+    """NUL bytes were written raw to the terminal in the source line under E104; each control character is shown as
+    its escape, and the caret stays under the character it points at."""
+    path = tmp_path / "nul.dsl"
+    path.write_bytes(b"Task * CPU;\n\x01\x00Region * * CPU SYSMEM;\n")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert (f"{path}:2:1: error[E104]: unrecognized character U+0001\n"
+            "  2 | \\x01\\x00Region * * CPU SYSMEM;\n"
+            "    | ^\n") in result.output, result.output
+    path.write_bytes(b"Task * CPU;\n\x07\tx = \x00\xe9;\n")  # E112 comes before parsing: its caret is after two
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert (f"{path}:2:8: error[E112]: not UTF-8 text (byte 0xe9)\n"
+            "  2 | \\x07\tx = \\x00\ufffd;\n"
+            "    |     \t        ^\n") in result.output, result.output

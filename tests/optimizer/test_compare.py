@@ -478,6 +478,29 @@ def test_runs_that_share_their_best_program_are_named_when_it_is_measured(tmp_pa
             "guided-1 and random-1 share one)...") in out, out
 
 
+@pytest.mark.parametrize("names", [",", " , ", ""])
+def test_optimizers_naming_none_is_a_usage_error(names, tmp_path, capsys):
+    """`--optimizers ,` exited 1 ("no optimizer left to compare"), the status of a comparison that failed; a wrong
+    command line exits 2, as `--optimizers guided,bogus` does."""
+    assert main(["compare", "circuit", "--optimizers", names, "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "error: --optimizers names no optimizer" in err and "choose from" in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_runs_beyond_the_limit_are_a_usage_error_at_once(tmp_path, capsys):
+    """`--runs 1000000000` spun silently for about an hour (set-up goes over every run) before doing anything: the
+    count is bounded, said at once with the limit."""
+    import time
+
+    began = time.monotonic()
+    assert main(["compare", "circuit", "--runs", "1000000000", "--runs-dir", str(tmp_path)]) == 2
+    assert time.monotonic() - began < 5
+    err = " ".join(capsys.readouterr().err.split())
+    assert "Invalid value for '--runs': 1000000000 is not in the range 1<=x<=1000" in err, err
+    assert not list(tmp_path.iterdir())
+
+
 def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch, capsys):
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)

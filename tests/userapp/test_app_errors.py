@@ -75,6 +75,17 @@ def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys)
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_line_that_cannot_be_read_is_a_usage_error(command, tmp_path, mapper, capsys):
+    """An unclosed quote, or a shell's NAME=value before the program, in --app is a wrong command line: exit status 2,
+    as `--app ''` and click's own usage errors (it was 1, the status of a run that failed)."""
+    (tmp_path / "plain").write_text("#!/bin/sh\n")
+    (tmp_path / "plain").chmod(0o755)
+    for spec in ("'./plain", "OMP_NUM_THREADS=1 ./plain", ""):
+        assert main(argv(command, mapper, spec)) == 2, (spec, capsys.readouterr())
+    assert "Traceback" not in capsys.readouterr().err
+
+
 DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the error
     "quiet": ("exit 0", (), "discovering quiet: the program exited 0 but ran no Legion task under the recording "
                             "mapper: is {exe} a Legion program"),  # as /bin/true: no Legion, no task

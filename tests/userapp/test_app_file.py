@@ -473,3 +473,21 @@ def test_a_yaml_syntax_error_names_the_file(tmp_path, exe):
     message = str(info.value)
     assert message.startswith(f"{path} is not valid YAML") and "<unicode string>" not in message, message
     assert f'in "{path}", line 2' in message, message
+
+
+@pytest.mark.parametrize("args", [["run", "--once", "--app"], ["check", "--app"], ["tune", "--iters", "1", "--app"],
+                                  ["compare", "--iters", "1", "--app"]])
+def test_an_app_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte(tmp_path, args, capsys, monkeypatch):
+    """A latin-1 application file was a UnicodeDecodeError traceback in every command: the error names the file, the
+    line and column (in characters) of its first bad byte and the byte, as a DSL file's E112 does."""
+    from mapperopt.cli import main
+
+    monkeypatch.chdir(tmp_path)  # tune and compare: their runs/ folder
+    (tmp_path / "a.dsl").write_text("Task * CPU;\n")
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"app: demo\n# \xc3\xa9t\xc3\xa9: caf\xe9\nexecutable: ./plain\nsizes: {ci: {}}\n")
+    assert main([*args, str(path)] if args[0] != "check" else ["check", "a.dsl", *args[1:], str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}:2:11: not UTF-8 text (byte 0xe9)\n"), err
+    assert "hint: an application file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)" in err, err
+    assert "Traceback" not in err
