@@ -72,7 +72,8 @@ APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where",
                      "suggest_no_mapper_intermittent": ("where", "stdout"),
                      "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
-                     "own_suggest_default_failed": ("stdout", "default_reason", "reference")}
+                     "own_suggest_default_failed": ("stdout", "default_reason", "reference"),
+                     "own_unread_explain": ("app", "reason", "status"), "own_unread_suggest": ("stdout",)}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
 # nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.
 APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout"),

@@ -1528,6 +1528,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
+        from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK
         from mapperopt.benchmarks.userapp import verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
@@ -1542,6 +1543,12 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""
+        if UNREAD_OWN_CHECK in (result.reason or "") and last is not None:
+            status = f"exit status {last.exit_code}"
+            return _at_level(Feedback(result.status, result.stage, "verification",
+                                      _text(texts["own_unread_explain"], {**fields, "status": status}),
+                                      _text(texts["own_unread_suggest"], fields), (), fb.raw_excerpt,
+                                      "verification-app-own-check"), level)
         if own:
             check = (last.result or {}).get("check")
             fields["check"] = (json.dumps(check, sort_keys=True) if check is not None

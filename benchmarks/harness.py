@@ -163,6 +163,39 @@ def parse_output(stdout: str) -> tuple[list[dict | None], dict | None]:
     return results, profile
 
 
+# How a reason that a user's program's MAPPEROPT_RESULT line could not be read begins (AutoGuide tells it apart).
+UNREAD_OWN_CHECK = "the program's own check cannot be read: "
+
+
+def own_check(stdout: str) -> tuple[dict | None, str | None, bool]:
+    """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line of `stdout` (docs/own-app.md):
+    (the first line that says "verified": false, else None; why a line cannot be read, naming it, else None; whether
+    at least one line says "verified": true and none fails or is unread). A line with no "verified" is no check."""
+    failed = unread = None
+    passed = False
+    for number, line in enumerate(stdout.split("\n"), 1):  # numbered as an editor numbers them
+        if not line.startswith(RESULT_PREFIX):
+            continue
+        text = line[len(RESULT_PREFIX):]
+        why = None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            why = f"it is not valid JSON ({exc.msg} at column {exc.colno + len(RESULT_PREFIX)})"
+        else:
+            if not isinstance(value, dict):
+                why = "it is not a JSON object"
+            elif "verified" in value and not isinstance(value["verified"], bool):
+                why = f'it says "verified": {json.dumps(value["verified"])}, which is neither true nor false'
+            elif value.get("verified") is False:
+                failed = failed or value
+            elif value.get("verified") is True:
+                passed = True
+        if why and unread is None:
+            unread = f"{UNREAD_OWN_CHECK}line {number} of the standard output, {clip(line, 120)!r}: {why}"
+    return failed, unread, passed and failed is None and unread is None
+
+
 def _json_object(text: str) -> dict | None:
     try:
         value = json.loads(text)
@@ -189,6 +222,10 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     """
     results, _ = parse_output(stdout)
     result = results[0] if len(results) == 1 else None
+    unread = None
+    if not expect_result:  # a user's program: any line's "verified": false fails it (a benchmark prints one line)
+        failed, unread, _ = own_check(stdout)
+        result = failed or result
     message = first_error(stderr)
     suffix = f": {message}" if message else ""
     if exit_code is None:
@@ -216,7 +253,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         said = failure_line(stderr)
         return stage, f"exited with status {exit_code}{f': {said}' if said else ' and no error message'}", result
     if not expect_result:
-        return None, None, None
+        return ("verify", unread, None) if unread else (None, None, None)
     if not results:
         return "run", "exited 0 without printing a MAPPEROPT_RESULT line", None
     if len(results) > 1:

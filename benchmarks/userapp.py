@@ -1089,9 +1089,9 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
     the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
     under `-logfile stderr`); "verify_from" is "stderr" where only `stderr` matches the verify pattern, as
-    `check_output` allows. Its "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that
-    says "verified": true (one that says false failed the execution at stage verify); its other fields are not
-    read: the metric is the app's."""
+    `check_output` allows. Its "own_check" is True where the program's `MAPPEROPT_RESULT` lines say "verified":
+    true (one that says false, or cannot be read, failed the execution at stage verify: `harness.own_check`); their
+    other fields are not read: the metric is the app's."""
     found_in = {}
     if app.metric.regex is None:
         value = wall_s
@@ -1122,12 +1122,11 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         if not math.isfinite(throughput):  # a subnormal metric: an inf throughput would win every comparison
             return None, (f"the metric is {f'{value:g} {app.metric.unit}'.rstrip()}, which gives a throughput "
                           f"1/metric of {throughput}: not a finite number")
-    from mapperopt.benchmarks.harness import parse_output
+    from mapperopt.benchmarks.harness import own_check
 
     if app.verify.pattern and not re.search(app.verify.pattern, stdout, re.MULTILINE):
         found_in["verify_from"] = "stderr"
-    lines, _ = parse_output(stdout)
-    own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
+    own = own_check(stdout)[2]
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
             **({"own_check": True} if own else {}), **found_in}, None
