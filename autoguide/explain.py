@@ -20,6 +20,7 @@ import json
 import math
 import re
 import shlex
+import signal
 import string
 from collections import defaultdict
 from collections.abc import Mapping
@@ -221,6 +222,13 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         no_mapper = result.dsl is None and (catalog.no_mapper or load_catalog().no_mapper)
         suggestion = _text(no_mapper["suggest"] if no_mapper else catalog.generic["suggest"], context)
         category, rule, edits = "unknown", "generic", ()
+        if _exit_code(result) in (-signal.SIGKILL, 128 + signal.SIGKILL):  # its sender, as far as the reason knows it
+            from mapperopt.benchmarks.harness import KILLED_BY_OOM
+
+            oom = "_oom" if KILLED_BY_OOM in (result.reason or "") else ""
+            explanation = _layout_text(catalog, f"killed{oom}", exit_code=str(context["exit_code"]))
+            if not no_mapper:
+                suggestion = _layout_text(catalog, f"killed{oom}_suggest", without=context["without"])
     else:
         explanation = _text(match.rule.explain, match.fields)
         if match.rule.category == "tunable.size":  # which tunable: from the mapper and the program's description
