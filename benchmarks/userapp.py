@@ -23,9 +23,11 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -1633,6 +1635,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     mapper = compile_program(tunables, "discovery.dsl")
     # The program's working folder, kept with its output when it fails: the error says where.
+    _remove_old_discovery_folders()
     folder = Path(tempfile.mkdtemp(prefix=f"mapperopt-discover-{app.name}-"))
     record = folder / "record.jsonl"
     env = shim_env(app, mapper.so_path, record_path=record, keep=True)
@@ -1672,6 +1675,23 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(cache, json.dumps(desc, indent=1) + "\n")
     return desc
+
+
+# How long the folder of a failed discovery is kept (its error points to it) before a later discovery removes it.
+KEPT_DISCOVERY_DAYS = 7
+
+
+def _remove_old_discovery_folders() -> None:
+    """Removes this user's folders of failed discoveries in the temporary folder that are older than
+    `KEPT_DISCOVERY_DAYS`: read by then, or never, they would otherwise pile up there."""
+    limit = time.time() - KEPT_DISCOVERY_DAYS * 24 * 3600
+    for folder in Path(tempfile.gettempdir()).glob("mapperopt-discover-*"):
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mtime < limit:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _record_lines(record: Path) -> list[dict]:
@@ -1785,7 +1805,8 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
                f"&& {env}{shlex.join(cmd)}")
     moved = relative_paths_note(cmd[1:], folder) or script_paths_note(app, code, err)
-    moved = f"\nNote: {moved}" if moved else ""
+    moved = (f"\nNote: {moved}" if moved else "") + (f"\nThe folder {folder} is kept for you to read; a later "
+                                                     f"discovery removes it after {KEPT_DISCOVERY_DAYS} days.")
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
