@@ -72,7 +72,8 @@ APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where",
                      "suggest_no_mapper_intermittent": ("where", "stdout"),
                      "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
-                     "own_suggest_default_failed": ("stdout", "default_reason", "reference")}
+                     "own_suggest_default_failed": ("stdout", "default_reason", "reference"),
+                     "own_unread_explain": ("app", "reason", "status"), "own_unread_suggest": ("stdout",)}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
 # nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.
 APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout"),
@@ -96,6 +97,7 @@ NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELD
 # after a crash (a signal without a message) where the mapper's Layout and Region statements give every instance what
 # Legion's default mapper gives ({data}: which layout and memories, "SOA F_order in SYSMEM"; {without}: as the rules').
 # `own_assert*`: after a failed assertion in the program's own source (rules.yaml says which text goes where).
+# `killed*`: after a SIGKILL that no rule explains (rules.yaml says which text goes where).
 LAYOUT_FIELDS = {"suspect_verify": ("statements",), "try_verify": ("replacements",),
                  "suspect_crash": ("statements",), "try_crash": ("replacements",),
                  "suspect_timeout": ("statements",), "try_timeout": ("replacements",),
@@ -105,7 +107,9 @@ LAYOUT_FIELDS = {"suspect_verify": ("statements",), "try_verify": ("replacements
                  "own_assert": ("where", "function", "without"),
                  "own_assert_no_mapper": ("where", "function", "without"),
                  "own_assert_suggest_no_mapper": ("where", "function", "without"),
-                 "own_assert_first": ("without", "command"), "own_assert_no_data": (), "own_assert_default": ("data",)}
+                 "own_assert_first": ("without", "command"), "own_assert_no_data": (), "own_assert_default": ("data",),
+                 "killed": ("exit_code",), "killed_oom": ("exit_code",), "killed_suggest": ("without",),
+                 "killed_oom_suggest": ("without",)}
 # The texts for a timeout of a DSL mapper that already places as a fast mapping does (every index launch over all the
 # processors of its kind, more than one; every instance in the memory closest to its processor), where placement
 # advice would repeat what it does: {spread} says what it does; after the suggestion, the `trace` text, or `trace_ran`

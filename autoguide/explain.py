@@ -20,6 +20,7 @@ import json
 import math
 import re
 import shlex
+import signal
 import string
 from collections import defaultdict
 from collections.abc import Mapping
@@ -221,6 +222,13 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         no_mapper = result.dsl is None and (catalog.no_mapper or load_catalog().no_mapper)
         suggestion = _text(no_mapper["suggest"] if no_mapper else catalog.generic["suggest"], context)
         category, rule, edits = "unknown", "generic", ()
+        if _exit_code(result) in (-signal.SIGKILL, 128 + signal.SIGKILL):  # its sender, as far as the reason knows it
+            from mapperopt.benchmarks.harness import KILLED_BY_OOM
+
+            oom = "_oom" if KILLED_BY_OOM in (result.reason or "") else ""
+            explanation = _layout_text(catalog, f"killed{oom}", exit_code=str(context["exit_code"]))
+            if not no_mapper:
+                suggestion = _layout_text(catalog, f"killed{oom}_suggest", without=context["without"])
     else:
         explanation = _text(match.rule.explain, match.fields)
         if match.rule.category == "tunable.size":  # which tunable: from the mapper and the program's description
@@ -1528,6 +1536,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
+        from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK
         from mapperopt.benchmarks.userapp import verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
@@ -1542,6 +1551,12 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""
+        if UNREAD_OWN_CHECK in (result.reason or "") and last is not None:
+            status = f"exit status {last.exit_code}"
+            return _at_level(Feedback(result.status, result.stage, "verification",
+                                      _text(texts["own_unread_explain"], {**fields, "status": status}),
+                                      _text(texts["own_unread_suggest"], fields), (), fb.raw_excerpt,
+                                      "verification-app-own-check"), level)
         if own:
             check = (last.result or {}).get("check")
             fields["check"] = (json.dumps(check, sort_keys=True) if check is not None

@@ -163,6 +163,45 @@ def parse_output(stdout: str) -> tuple[list[dict | None], dict | None]:
     return results, profile
 
 
+# What a SIGKILL's reason says of its sender (AutoGuide tells them apart): the out-of-memory killer where this cgroup
+# counted a kill during the execution (`oom_kills`), else either it or another process, which only the kernel's log
+# can tell apart.
+KILLED_BY_OOM = (", by the kernel's out-of-memory killer (its memory cgroup counted an out-of-memory kill while it "
+                 "ran)")
+KILLED_BY_ANY = ", by the kernel's out-of-memory killer or by another process"
+# How a reason that a user's program's MAPPEROPT_RESULT line could not be read begins (AutoGuide tells it apart).
+UNREAD_OWN_CHECK = "the program's own check cannot be read: "
+
+
+def own_check(stdout: str) -> tuple[dict | None, str | None, bool]:
+    """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line of `stdout` (docs/own-app.md):
+    (the first line that says "verified": false, else None; why a line cannot be read, naming it, else None; whether
+    at least one line says "verified": true and none fails or is unread). A line with no "verified" is no check."""
+    failed = unread = None
+    passed = False
+    for number, line in enumerate(stdout.split("\n"), 1):  # numbered as an editor numbers them
+        if not line.startswith(RESULT_PREFIX):
+            continue
+        text = line[len(RESULT_PREFIX):]
+        why = None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            why = f"it is not valid JSON ({exc.msg} at column {exc.colno + len(RESULT_PREFIX)})"
+        else:
+            if not isinstance(value, dict):
+                why = "it is not a JSON object"
+            elif "verified" in value and not isinstance(value["verified"], bool):
+                why = f'it says "verified": {json.dumps(value["verified"])}, which is neither true nor false'
+            elif value.get("verified") is False:
+                failed = failed or value
+            elif value.get("verified") is True:
+                passed = True
+        if why and unread is None:
+            unread = f"{UNREAD_OWN_CHECK}line {number} of the standard output, {clip(line, 120)!r}: {why}"
+    return failed, unread, passed and failed is None and unread is None
+
+
 def _json_object(text: str) -> dict | None:
     try:
         value = json.loads(text)
@@ -171,8 +210,31 @@ def _json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def oom_kills() -> int | None:
+    """How many processes of this process's memory cgroup the kernel's out-of-memory killer (any, the system's too)
+    has killed so far: cgroup v2's memory.events or v1's memory.oom_control `oom_kill`; None where neither can be
+    read. A SIGKILL of an execution with no new kill counted here came from another process, or from an
+    out-of-memory kill this cgroup does not see."""
+    try:
+        paths = dict(line.split(":", 2)[1:] for line in Path("/proc/self/cgroup").read_text().splitlines())
+    except (OSError, ValueError):
+        return None
+    root = Path("/sys/fs/cgroup")
+    # under a cgroup namespace, or in a container, the process's own cgroup is the mount's root
+    for file in (root / paths.get("", "/").lstrip("/") / "memory.events", root / "memory.events",
+                 root / "memory" / paths.get("memory", "/").lstrip("/") / "memory.oom_control",
+                 root / "memory" / "memory.oom_control"):
+        try:
+            found = re.search(r"^oom_kill (\d+)$", file.read_text(), re.MULTILINE)
+        except OSError:
+            continue
+        if found:
+            return int(found[1])
+    return None
+
+
 def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, expect_result: bool = True,
-             dsl_mapper: bool = True) -> tuple[str | None, str | None, dict | None]:
+             dsl_mapper: bool = True, oom_killed: bool | None = None) -> tuple[str | None, str | None, dict | None]:
     """Decide whether one execution succeeded.
 
     Args:
@@ -182,6 +244,8 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         timeout_s: the timeout it ran under (for the reason).
         expect_result: False for a program that prints no result line (a user's application): exiting 0 succeeds.
         dsl_mapper: whether a DSL mapper mapped the run (only then can an abort be blamed on the mapper).
+        oom_killed: whether the kernel's out-of-memory killer killed a process of this cgroup during the execution
+            (`oom_kills`); None where that is not known.
 
     Returns:
         (stage, reason, result): stage and reason None on success; `result` is the parsed result line when there
@@ -189,6 +253,10 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     """
     results, _ = parse_output(stdout)
     result = results[0] if len(results) == 1 else None
+    unread = None
+    if not expect_result:  # a user's program: any line's "verified": false fails it (a benchmark prints one line)
+        failed, unread, _ = own_check(stdout)
+        result = failed or result
     message = first_error(stderr)
     suffix = f": {message}" if message else ""
     if exit_code is None:
@@ -205,7 +273,10 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         return ("run", "aborted without any message (silent abort): the program's own abort() or failed assertion, "
                        "or a region requirement its mapper left without an instance", result)
     if signum == signal.SIGKILL:
-        return "run", f"killed by SIGKILL, probably by the kernel for running out of memory{suffix}", result
+        sender = KILLED_BY_OOM if oom_killed else KILLED_BY_ANY + (
+            " (its memory cgroup counted no out-of-memory kill while it ran; `dmesg` lists the kernel's)"
+            if oom_killed is False else " (`dmesg` lists the kernel's kills)")
+        return "run", f"killed by SIGKILL{sender}{suffix}", result
     if signum is not None:
         what = "aborted" if signum == signal.SIGABRT else f"crashed with {signal_name(signum)}"
         return stage, f"{what}{suffix}", result
@@ -216,7 +287,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         said = failure_line(stderr)
         return stage, f"exited with status {exit_code}{f': {said}' if said else ' and no error message'}", result
     if not expect_result:
-        return None, None, None
+        return ("verify", unread, None) if unread else (None, None, None)
     if not results:
         return "run", "exited 0 without printing a MAPPEROPT_RESULT line", None
     if len(results) > 1:
@@ -451,6 +522,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     Never raises for a failure of the program, including one that cannot be started (stage "start").
     """
     out_name, err_name = f"stdout{label}.txt", f"stderr{label}.txt"
+    oom_before = oom_kills()  # read before the execution's timing starts
     start = time.monotonic()
     timed_out = False
     with open(run_dir / out_name, "wb") as out, open(run_dir / err_name, "wb") as err:
@@ -482,7 +554,9 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     stdout = (run_dir / out_name).read_text(errors="replace")
     stderr = (run_dir / err_name).read_text(errors="replace")
     exit_code = None if timed_out else proc.returncode
-    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s, expect_result, dsl_mapper)
+    oom_after = oom_kills() if exit_code in (-signal.SIGKILL, 128 + signal.SIGKILL) else None
+    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s, expect_result, dsl_mapper,
+                                     oom_killed=None if None in (oom_before, oom_after) else oom_after > oom_before)
     _, profile = parse_output(stdout)
     attempt = Attempt(exit_code=exit_code, wall_s=round(wall, 3), result=result, profile=profile,
                       stdout=out_name, stderr=err_name)

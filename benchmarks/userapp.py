@@ -23,9 +23,11 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -1094,9 +1096,9 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
     the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
     under `-logfile stderr`); "verify_from" is "stderr" where only `stderr` matches the verify pattern, as
-    `check_output` allows. Its "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that
-    says "verified": true (one that says false failed the execution at stage verify); its other fields are not
-    read: the metric is the app's."""
+    `check_output` allows. Its "own_check" is True where the program's `MAPPEROPT_RESULT` lines say "verified":
+    true (one that says false, or cannot be read, failed the execution at stage verify: `harness.own_check`); their
+    other fields are not read: the metric is the app's."""
     found_in = {}
     if app.metric.regex is None:
         value = wall_s
@@ -1127,12 +1129,11 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         if not math.isfinite(throughput):  # a subnormal metric: an inf throughput would win every comparison
             return None, (f"the metric is {f'{value:g} {app.metric.unit}'.rstrip()}, which gives a throughput "
                           f"1/metric of {throughput}: not a finite number")
-    from mapperopt.benchmarks.harness import parse_output
+    from mapperopt.benchmarks.harness import own_check
 
     if app.verify.pattern and not re.search(app.verify.pattern, stdout, re.MULTILINE):
         found_in["verify_from"] = "stderr"
-    lines, _ = parse_output(stdout)
-    own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
+    own = own_check(stdout)[2]
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
             **({"own_check": True} if own else {}), **found_in}, None
@@ -1645,6 +1646,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     mapper = compile_program(tunables, "discovery.dsl")
     # The program's working folder, kept with its output when it fails: the error says where.
+    _remove_old_discovery_folders()
     folder = Path(tempfile.mkdtemp(prefix=f"mapperopt-discover-{app.name}-"))
     record = folder / "record.jsonl"
     env = shim_env(app, mapper.so_path, record_path=record, keep=True)
@@ -1684,6 +1686,23 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(cache, json.dumps(desc, indent=1) + "\n")
     return desc
+
+
+# How long the folder of a failed discovery is kept (its error points to it) before a later discovery removes it.
+KEPT_DISCOVERY_DAYS = 7
+
+
+def _remove_old_discovery_folders() -> None:
+    """Removes this user's folders of failed discoveries in the temporary folder that are older than
+    `KEPT_DISCOVERY_DAYS`: read by then, or never, they would otherwise pile up there."""
+    limit = time.time() - KEPT_DISCOVERY_DAYS * 24 * 3600
+    for folder in Path(tempfile.gettempdir()).glob("mapperopt-discover-*"):
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mtime < limit:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _record_lines(record: Path) -> list[dict]:
@@ -1797,7 +1816,8 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
                f"&& {env}{shlex.join(cmd)}")
     moved = relative_paths_note(cmd[1:], folder) or script_paths_note(app, code, err)
-    moved = f"\nNote: {moved}" if moved else ""
+    moved = (f"\nNote: {moved}" if moved else "") + (f"\nThe folder {folder} is kept for you to read; a later "
+                                                     f"discovery removes it after {KEPT_DISCOVERY_DAYS} days.")
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",

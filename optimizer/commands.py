@@ -1464,6 +1464,31 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          unsure=measure_more(warned, "app_file" not in settings, larger,
                                              summary.get("min_time_s", protocol.MIN_TIME_S))):
         print_wrapped(console, step, markup=False)
+    if note := intermittent_note(summary, store, best_run_command(bench, settings, store.root / "best.dsl")):
+        print_wrapped(console, note, markup=False)
+    if summary["measured"][summary["best"]]["estimate"] is None:  # best.dsl is no tuning result: not a success
+        raise click.exceptions.Exit(1)
+
+
+def intermittent_note(summary: dict, store: TuneStore, command: str) -> str | None:
+    """Said by tune last where a candidate of the final comparison (`summary`) that ran without failure in the search
+    failed in that comparison: the same mapper both ran and failed, so the program fails intermittently (whatever
+    the mapper, where a reference mapper failed there too); where that candidate is the pick, best.dsl is not shown
+    to work (`command` runs it). None otherwise."""
+    measured, best = summary["measured"], summary["best"]
+    ran = {f"iter-{r.iter}" for r in store.records if r.ok}
+    flaked = [n for n in measured if n in ran and measured[n]["estimate"] is None]
+    if not flaked:
+        return None
+    refs = [reference_name(n, summary.get("own_mapper")) for n in ("default", "expert")
+            if n in measured and measured[n]["estimate"] is None]
+    head = (f"The program fails intermittently{', whatever the mapper' if refs else ''}: {' and '.join(flaked)} ran "
+            f"without failure in the search but failed in the final comparison ({measured[flaked[0]]['reason']})"
+            + (f"; {' and '.join(refs)} failed in it too." if refs else "."))
+    if best in flaked:
+        return (f"{head} So best.dsl (the search's pick) is not shown to work: make the program's failures stop (a "
+                f"race, or a resource it runs short of), then run it several times before using it: {command}")
+    return f"{head} The figures above are those of the mappers that ran; run best.dsl several times: {command}"
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:
@@ -1885,7 +1910,12 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
     if not others:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
-    beaten, parts, intervals = [], [], {}  # intervals: label -> whether its ratio has one
+    if measured[best]["estimate"] is None:  # every candidate and the start failed: the search's pick, unmeasured
+        failed = [("the start" if n == start else reference_name(n, summary.get("own_mapper"))) for n in others
+                  if measured[n]["estimate"] is None]
+        return (f"Verdict: nothing was compared: the best ({best}) failed in the final comparison"
+                + (f", and so did {' and '.join(failed)}." if failed else "."))
+    beaten, parts, intervals, uncompared = [], [], {}, []  # intervals: label -> whether its ratio has one
     # The default start maps as Legion's default mapper does: a gain over that mapper but not over the start is the
     # machine's noise or the DSL mapper's own cost, not a gain of the mapping (as next_step says).
     start_gain = not (default_start and not summary.get("own_mapper") and best != start
@@ -1895,7 +1925,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         c = _comparison(summary, name)
         label = "the start" if name == start else reference_name(name, summary.get("own_mapper"))
         if c is None:
-            parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
+            uncompared.append(f"{label} ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
         intervals[label] = not c.no_interval
@@ -1923,7 +1953,9 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     head = (f"{best} beat {beat}" if beaten else "no gain of the mapping shown" if unmapped and not unshown else
             f"no mapper beat {them}" if not unshown else
             f"no mapper beat {shown}, and none {cannot}" if shown else f"no mapper {cannot}")
-    return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
+    said = (([f"measured {', '.join(parts)}"] if parts else [])
+            + ([f"was not compared with {' or '.join(uncompared)}"] if uncompared else []))
+    return f"Verdict: {head}; the best ({best}) {' and '.join(said)}."
 
 
 def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | None:

@@ -388,10 +388,20 @@ def describe_error(exc: BaseException, config: LLMConfig, timeout_s: float | Non
     if isinstance(exc, openai.APIConnectionError):
         return f"cannot connect to {endpoint} (connection refused or unreachable)"
     if isinstance(exc, openai.APIStatusError):
-        return f"{endpoint} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
+        return f"{endpoint} answered HTTP {exc.status_code}: {_reply_body(exc) or _first_line(exc.message)}"
     if isinstance(exc, MalformedReply):
         return f"{endpoint} {exc}"
     return f"{type(exc).__name__}: {_first_line(str(exc))}"
+
+
+def _reply_body(exc: Any) -> str:
+    """The start of an HTTP error's reply body, quoted: where a server (vLLM, Ollama, a proxy) says the cause, which
+    the client's message ("Error code: 500") leaves out. Empty where there is none."""
+    try:
+        text = " ".join(exc.response.text.split())
+    except Exception:  # a reply streamed and not read, or none: the client's message says what is known
+        return ""
+    return f"its reply: {text[:200] + '…' if len(text) > 200 else text!r}" if text else ""
 
 
 def _first_line(text: str) -> str:

@@ -177,7 +177,7 @@ def test_a_silent_abort_is_not_blamed_on_memory_alone(tmp_path):
     ("echo '[mapperopt] error R400: processor index out of bound: index 5 >= size 1' >&2; kill -ABRT $$",
      "run", "aborted: [mapperopt] error R400: processor index out of bound"),
     ("kill -SEGV $$", "run", "crashed with SIGSEGV"),
-    ("kill -KILL $$", "run", "out of memory"),
+    ("kill -KILL $$", "run", "killed by SIGKILL, by the kernel's out-of-memory killer or by another process"),
     ("exit 134", "run", "silent abort"),   # as a launcher or shell in between reports SIGABRT
     # the shim's note that it loaded the DSL mapper is no message of the program's
     ("echo '[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/m.so' >&2; kill -ABRT $$", "run",

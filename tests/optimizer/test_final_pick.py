@@ -358,7 +358,22 @@ def test_a_failed_best_is_named_as_the_one_that_failed(tmp_path, monkeypatch):
     out = printed(summary)
     assert f"Best ({best}) vs default: not compared ({best} failed in this comparison)." in out, out
     assert "default failed" not in out, out
-    assert commands.verdict(summary).endswith(f"the default mapper: not compared ({best} failed).")
+    line = commands.verdict(summary)
+    assert line == f"Verdict: nothing was compared: the best ({best}) failed in the final comparison.", line
+
+
+def test_a_failed_reference_is_said_in_a_sentence(tmp_path, monkeypatch):
+    """The best ran and the default mapper failed: the verdict says the best was not compared with it (it read "the
+    best (iter-2) measured the default mapper: not compared (default failed)")."""
+    store = noisy_store(tmp_path, monkeypatch, {})
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, None if name == "default" else protocol.estimate([3.0, 3.1, 3.0]),
+                                "run: exited with status 7: flaked" if name == "default" else None, (), "GFLOPS", 0.2)
+        for name in mappers})
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    line = commands.verdict(summary)
+    best = summary["best"]
+    assert line.endswith(f"the best ({best}) was not compared with the default mapper (default failed)."), line
 
 
 def test_single_executions_are_never_significant(tmp_path, monkeypatch):
