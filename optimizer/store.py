@@ -20,8 +20,8 @@ progress.png (a star) mark: it may be another iteration than the best so far. Th
 comparison's own figures too (the pick's with its interval, the references'), on which its verdict rests.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
-is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
-that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
+is skipped with a note (`damaged`) and moved by the next `append` to state.jsonl.damaged; other damaged lines are
+skipped with a note that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
 missing: a damaged line before it is an error naming it (with what to delete to go on from there, `_cut_hint`), and
 so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
@@ -224,7 +224,7 @@ class TuneStore:
                                  "its last line")
         if torn is not None:
             store.damaged.append(f"{path} line {torn[0]} is damaged ({torn[1]}): skipped, as an iteration that never "
-                                 "finished")
+                                 f"finished; the journal's next record moves it to {_torn_copy(path)}")
         return store
 
     # ------------------------------------------------------------------------------------------------ journal
@@ -257,6 +257,10 @@ class TuneStore:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             end = _whole_lines_end(fd)
+            torn = os.pread(fd, os.lseek(fd, 0, os.SEEK_END) - end, end)
+            if torn:  # kept: a line damaged otherwise than by a torn write (an edit) would be lost
+                with open(_torn_copy(path), "ab") as copy:
+                    copy.write(torn + b"\n")
             os.ftruncate(fd, end)
             try:
                 written = 0
@@ -716,6 +720,11 @@ def _require_recorded(root: Path, settings: dict, n: int) -> None:
                              if "compare" in settings else
                              "leave this folder as it is and start a new run: the command without --resume, with "
                              "--new"))
+
+
+def _torn_copy(journal: Path) -> Path:
+    """Where `TuneStore.append` keeps the torn last line it cuts away from `journal`."""
+    return journal.with_name(journal.name + ".damaged")
 
 
 def _whole_lines_end(fd: int) -> int:
