@@ -205,6 +205,7 @@ class TuneStore:
                                      hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
                                            "again; or " if copied else _cut_hint(root, settings, line, i)) + damaged)
         _require_recorded(root, settings, len(numbered))
+        _require_as_measured(path, numbered, damaged)
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
         # only a line after the last record can be an interrupted append's; those between records were there
@@ -725,6 +726,38 @@ def _require_recorded(root: Path, settings: dict, n: int) -> None:
 def _torn_copy(journal: Path) -> Path:
     """Where `TuneStore.append` keeps the torn last line it cuts away from `journal`."""
     return journal.with_name(journal.name + ".damaged")
+
+
+def _require_as_measured(path: Path, numbered: list[tuple[int, IterationRecord]], damaged: str) -> None:
+    """Refuses the journal `path` (its records with their lines, `numbered`) where a record of an iteration that
+    measured its program itself says otherwise than its run folder's result.json, the measurement (an edit of
+    either): replayed, the journal's figure would be printed, plotted and kept as measured.
+
+    Raises:
+        MapperoptError: naming the line, both figures and both files.
+    """
+    from mapperopt.records import RunResult
+
+    for line, r in numbered:
+        result = path.parent / f"iter-{r.iter:03d}" / "result.json"
+        # a reused or another run's measurement has no result.json of its own there
+        data = None if r.cached or r.cached_from is not None or r.result is None or not result.is_file() \
+            else readable_result(result)
+        if data is None:
+            continue
+        run = RunResult.from_json(data)
+        figure = run.recorded_throughput if run.ok else None
+        if run.status == r.status and (figure == r.throughput or (
+                is_number(figure) and is_number(r.throughput) and math.isclose(figure, r.throughput,
+                                                                               rel_tol=SAME_FIGURE))):
+            continue
+        said = f"measured {figure!r}" if run.ok else f"failed (stage {run.stage})"
+        back = (f"set its 'throughput' back to {figure!r}" if run.ok and r.ok else
+                "restore state.jsonl from a copy")
+        recorded = f"iteration {r.iter}'s throughput as {r.throughput!r}" if r.ok else f"iteration {r.iter} as failed"
+        raise MapperoptError(f"{path} line {line} is damaged: it records {recorded}, but {result} {said}",
+                             hint=f"{back} (result.json is the measurement, with its executions' times); or "
+                                  f"{damaged}")
 
 
 def _whole_lines_end(fd: int) -> int:

@@ -1130,3 +1130,23 @@ def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, c
     assert lines[at].endswith(f" --mapper {root / 'best.dsl'}"), out
     assert lines[at - 1].endswith("run it with:") and lines[at + 1] == (root / "best.dsl").read_text().splitlines()[0]
     assert all(len(line) <= 80 or str(root) in line for line in lines[:at]), out
+
+
+def test_a_journal_figure_its_iterations_result_disagrees_with_is_refused(tmp_path, offline, capsys):
+    """A throughput edited in state.jsonl (valid JSON still) was replayed as measured: "iter 1/2 ok 99 GFLOPS" and
+    kept in history.csv. The iteration's result.json, the measurement itself, is what it is checked against."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    journal, result = root / "state.jsonl", root / "iter-001" / "result.json"
+    measured = json.loads(result.read_text())["trimmed_mean"]
+    journal.write_text(json.dumps({**json.loads(journal.read_text()), "throughput": 99.0}) + "\n")
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {journal} line 1 is damaged: it records iteration 1's throughput as 99.0, but {result} " \
+           f"measured {measured!r}" in err, err
+    assert f"hint: set its 'throughput' back to {measured!r}" in err, err
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
