@@ -92,8 +92,9 @@ class TuneStore:
         settings: the contents of settings.json.
         records: the journal's records, in iteration order.
         damaged: the notes on the damaged lines that `open` skipped: the last one after the last record, torn by an
-            interrupted write (the next `append` cuts it away), and one naming the others, which the journal was
-            damaged at otherwise (the iterations they record are run again, or were, by the records after them).
+            interrupted write (the next `append` moves it aside), and one naming the others, which the journal was
+            damaged at otherwise (the iterations they record are run again, or were, by the records after them);
+            and, once `lock` moved an edited best.dsl aside, the note that says so.
     """
 
     def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
@@ -108,7 +109,8 @@ class TuneStore:
     def lock(self) -> None:
         """Makes this process the folder's only writer until `unlock` or its exit (an OS file lock through
         `filelock`, released by the kernel even on SIGKILL); `owner.json` then names this process.
-        Locking again from the same store does nothing.
+        Locking again from the same store does nothing. A best.dsl edited by hand is then moved aside
+        (`_keep_edited_best`).
 
         Raises:
             MapperoptError: another process holds the folder (its pid and command in the message), or a folder is
@@ -123,6 +125,19 @@ class TuneStore:
         self._lock = hold(self.root / "tune.lock", self.root / "owner.json", lambda who: MapperoptError(
             f"{self.root} is in use by {who}",
             hint="wait for it to finish or stop that process; `--new` starts a separate tuning folder"))
+        self._keep_edited_best()
+
+    def _keep_edited_best(self) -> None:
+        """Moves best.dsl aside (best-edited-<time>.dsl, said in `damaged`) where it is none of the programs the
+        journal records: an edit of the user's, which the run's next output would write over."""
+        best = self.root / "best.dsl"
+        if not self.records or not best.is_file() or best.read_bytes() in {
+                self._best_text(r.dsl).encode() for r in self.records if r.dsl is not None}:
+            return
+        kept = self.root / f"best-edited-{time.strftime('%Y%m%d-%H%M%S')}.dsl"
+        best.rename(kept)
+        self.damaged.append(f"{best} is none of the programs this run recorded (an edit?): it is kept as {kept}, and "
+                            "best.dsl is written anew")
 
     @property
     def locked(self) -> bool:
@@ -350,14 +365,17 @@ class TuneStore:
         write_atomically(self.root / "summary.json", json.dumps(summary, indent=2) + "\n")
 
 
+    def _best_text(self, dsl: str) -> str:
+        """best.dsl's text for the program `dsl`."""
+        return f"# Tuned with --keep-app-mapper: {KEPT_USE}\n{dsl}" if kept_app_mapper(self.settings) else dsl
+
     def _write_best(self, dsl: str) -> None:
         """Writes best.dsl and, when the run started from a file of the user's, best-from-start.dsl: that file
         edited to map as `dsl` does on this machine (`SearchSpace.edit_of`), or none when no such edit is sound."""
         from mapperopt.optimizer.space import SearchSpace
 
         best = self.root / "best.dsl"
-        if kept_app_mapper(self.settings):
-            dsl = f"# Tuned with --keep-app-mapper: {KEPT_USE}\n{dsl}"
+        dsl = self._best_text(dsl)
         if best.is_file() and best.read_bytes() == dsl.encode():
             return  # the same best as after the last iteration: its edit was written before it (below)
         s, path = self.settings, self.root / "best-from-start.dsl"

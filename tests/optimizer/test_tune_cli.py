@@ -1150,3 +1150,22 @@ def test_a_journal_figure_its_iterations_result_disagrees_with_is_refused(tmp_pa
     assert f"hint: set its 'throughput' back to {measured!r}" in err, err
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
+
+def test_a_hand_edited_best_program_is_kept_aside_when_the_run_is_extended(tmp_path, offline, capsys, monkeypatch):
+    """best.dsl, the file the docs tell users to take and edit, was written over without a word when its run was
+    extended: the edit was lost."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    best = root / "best.dsl"
+    edited = best.read_text() + "# my edit\n"
+    best.write_text(edited)
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (kept,) = root.glob("best-edited-*.dsl")
+    assert kept.read_text() == edited
+    assert f"Note: {best} is none of the programs this run recorded (an edit?): it is kept as {kept}, and best.dsl " \
+           "is written anew" in out, out
+    assert best.read_text() != edited
