@@ -734,8 +734,12 @@ def _new_run(bench: str, opts: dict, request: dict,
     from mapperopt.optimizer.space import SearchSpace
     from mapperopt.probe import run_probe_json
 
+    from mapperopt.benchmarks.harness import new_folder, remove_made
     from mapperopt.benchmarks.userapp import UserApp, build_record
 
+    # A folder made and removed, before the program's runs that describe it and measure the baselines, as compare
+    # makes its own first: a runs folder that cannot be written is said at once, and no empty folder is left.
+    remove_made(new_folder(TuneStore.new_root(opts["runs_dir"], bench)))
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]

@@ -766,7 +766,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.benchmarks.apps import processor_counts, require_gpu_driver
-    from mapperopt.benchmarks.harness import remove_made
+    from mapperopt.benchmarks.harness import new_folder, remove_made
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
     from mapperopt.optimizer.commands import default_cpus
@@ -911,8 +911,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         bench, UserApp) else None
     resumed = folder.exists()
     held: dict[str, int] | None = None
-    made = [p for p in (folder, *folder.parents) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
+    made = new_folder(folder, exist_ok=True)
     holder = TuneStore(folder, {}, [])
     try:
         holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)

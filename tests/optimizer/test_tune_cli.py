@@ -1169,3 +1169,16 @@ def test_a_hand_edited_best_program_is_kept_aside_when_the_run_is_extended(tmp_p
     assert f"Note: {best} is none of the programs this run recorded (an edit?): it is kept as {kept}, and best.dsl " \
            "is written anew" in out, out
     assert best.read_text() != edited
+
+
+def test_a_runs_folder_that_cannot_be_written_is_found_before_anything_is_run(tmp_path, offline, capsys):
+    """tune described the program and the machine (runs of the program) and said "Measuring baselines..." before it
+    found that it could not write its folder; compare finds it at once."""
+    (tmp_path / "file").write_text("")
+    runs = tmp_path / "file" / "runs"
+    assert main(tune_args(runs, "--iters", "1", baseline="default")) == 1
+    captured = capsys.readouterr()
+    assert "Describing" not in captured.out and "Measuring" not in captured.out, captured.out
+    err = " ".join(captured.err.split())
+    assert re.search(rf"error: {re.escape(str(runs))}/circuit/tune-\S+ cannot be used: part of this path is a file "
+                     "where a folder belongs", err), err
