@@ -21,9 +21,10 @@ comparison's own figures too (the pick's with its interval, the references'), on
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
 is skipped with a note (`damaged`) and moved by the next `append` to state.jsonl.damaged; other damaged lines are
-skipped with a note that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
-missing: a damaged line before it is an error naming it (with what to delete to go on from there, `_cut_hint`), and
-so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
+skipped with a note that the journal was damaged there (at every open: an `append` keeps them) unless a record's
+iteration is then missing: a damaged line before it is an error naming it (with what to delete to go on from there,
+`_cut_hint`), and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or
+cut short) and a record that its iteration's result.json contradicts (`_require_as_measured`).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """

@@ -1182,3 +1182,22 @@ def test_a_runs_folder_that_cannot_be_written_is_found_before_anything_is_run(tm
     err = " ".join(captured.err.split())
     assert re.search(rf"error: {re.escape(str(runs))}/circuit/tune-\S+ cannot be used: part of this path is a file "
                      "where a folder belongs", err), err
+
+
+def test_an_unfinished_run_with_other_measurement_options_is_named(tmp_path, offline, capsys, monkeypatch):
+    """The same command with another --repeats (a typo-level difference) started a new folder without a word of the
+    unfinished one, which only its own options continue."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    old = only_run(runs)
+    (old / "summary.json").unlink()  # as a run killed in its final comparison leaves it
+    capsys.readouterr()
+    again = tune_args(runs, "--iters", "1")
+    again[again.index("--repeats") + 1] = "2"
+    assert main(again) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (new,) = set((runs / "circuit").iterdir()) - {old}
+    assert f"Note: {old} holds an unfinished tuning of circuit with other options (--repeats 1 there, 2 here); it " \
+           f"is left alone, and this command tunes in {new}. To continue that one with its own options: mapperopt " \
+           f"tune --resume {old} --iters 1" in out, out
