@@ -884,6 +884,24 @@ def describe_owner(root: Path, name: str = "owner.json") -> str:
     return f"process {owner.get('pid')}{where} ({owner.get('command')}, since {owner.get('since')})"
 
 
+def held_elsewhere(root: Path) -> str | None:
+    """The process that holds the lock of the tuning or comparison folder `root` (`TuneStore.lock`), named as
+    `describe_owner` names it, found without taking the lock (a report must not refuse a run that starts meanwhile):
+    in the kernel's list of file locks (/proc/locks, Linux); None where no other process holds it, or where that
+    list cannot be read."""
+    try:
+        lock = (Path(root) / "tune.lock").stat()
+        held = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    where = f"{os.major(lock.st_dev):02x}:{os.minor(lock.st_dev):02x}:{lock.st_ino}"
+    # "1: FLOCK  ADVISORY  WRITE <pid> <major:minor:inode> 0 EOF"; a waiter's line has "->" after its number
+    if not any(len(f) > 5 and f[5] == where and f[4] != str(os.getpid())
+               for f in (line.replace("->", "").split() for line in held.splitlines())):
+        return None
+    return describe_owner(root)
+
+
 def folder_path(stored: str, folder: Path) -> Path:
     """The path that a file of `folder` (a tuning or comparison folder) records as `stored`, as a path to use now.
     It is written relative to the folder, which can then be moved; records of before were relative to the working
