@@ -258,8 +258,9 @@ class TuneStore:
 
     def append(self, record: IterationRecord) -> None:
         """Appends `record` to the journal as one `write` of a whole line (O_APPEND) and forces it to disk before
-        returning; a torn line at the journal's end (see `open`) is cut away first, and so is what a failed write
-        left. Takes the folder's lock first if this store does not hold it yet.
+        returning; a torn line at the journal's end (see `open`) is cut away first (kept in state.jsonl.damaged),
+        and so is what a failed write left, but a whole last record without its line end (an editor's save) gets
+        one. Takes the folder's lock first if this store does not hold it yet.
 
         Raises:
             ValueError: `record.iter` is not the next iteration number.
@@ -275,6 +276,9 @@ class TuneStore:
         try:
             end = _whole_lines_end(fd)
             torn = os.pread(fd, os.lseek(fd, 0, os.SEEK_END) - end, end)
+            if torn and self.records and _record_in(torn) == self.records[-1]:  # saved without its line end
+                os.write(fd, b"\n")
+                end, torn = end + len(torn) + 1, b""
             if torn:  # kept: a line damaged otherwise than by a torn write (an edit) would be lost
                 with open(_torn_copy(path), "ab") as copy:
                     copy.write(torn + b"\n")
@@ -740,6 +744,14 @@ def _require_recorded(root: Path, settings: dict, n: int) -> None:
                              if "compare" in settings else
                              "leave this folder as it is and start a new run: the command without --resume, with "
                              "--new"))
+
+
+def _record_in(line: bytes) -> IterationRecord | None:
+    """The record the journal line `line` holds, or None."""
+    try:
+        return IterationRecord.from_json(json.loads(line))
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def _torn_copy(journal: Path) -> Path:

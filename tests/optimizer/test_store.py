@@ -75,6 +75,22 @@ def test_a_torn_last_line_that_is_cut_away_is_kept_beside_the_journal(tmp_path):
     assert [json.loads(line)["iter"] for line in (store.root / "state.jsonl").read_text().splitlines()] == [1, 2]
 
 
+def test_a_last_record_without_its_line_end_is_kept_by_the_next_append(tmp_path):
+    """A journal saved without its last newline (an editor's save) was read whole, but the next append cut its last
+    record away as a torn line: the journal then lacked that iteration and the folder was refused."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    store.append(record(2, 3.0))
+    store.unlock()
+    path = store.root / "state.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == [1, 2] and reopened.damaged == []
+    reopened.append(record(3, 1.0))
+    assert [r.iter for r in TuneStore.open(store.root).records] == [1, 2, 3]
+    assert not (store.root / "state.jsonl.damaged").exists()
+
+
 def journal_damaged_twice(tmp_path: Path) -> tuple[TuneStore, Path]:
     """A tuning folder whose journal holds iteration 1, two lines damaged in place, and a torn last line."""
     store = TuneStore.create(tmp_path, "circuit", {})
