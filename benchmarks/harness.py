@@ -623,9 +623,15 @@ def _new_run_dir(app: str, out_dir: str | Path | None) -> tuple[Path, list[Path]
     made, innermost first (`removed_if_failed`)."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     path = Path(out_dir) if out_dir is not None else Path("runs") / app / f"{stamp}-{secrets.token_hex(3)}"
+    return path, new_folder(path, exist_ok=out_dir is not None)
+
+
+def new_folder(path: Path, exist_ok: bool = False) -> list[Path]:
+    """Creates the folder `path` and its missing parents; returns the folders this made, innermost first
+    (`remove_made`)."""
     made = [p for p in (path, *path.parents) if not p.exists()]
-    path.mkdir(parents=True, exist_ok=out_dir is not None)
-    return path, made
+    path.mkdir(parents=True, exist_ok=exist_ok)
+    return made
 
 
 def remove_made(folders: list[Path]) -> None:

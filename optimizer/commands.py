@@ -291,6 +291,30 @@ def _other_endpoint(runs_dir: Path, bench: Any, request: dict, iters: int | None
             and _searched({**recorded, "llm": None}) == _searched({**request, "llm": None})]
 
 
+def _other_options(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> list[tuple[Path, list[str]]]:
+    """The unfinished tuning folders of `bench` under `runs_dir` that this command (`request`) made with other
+    options (--repeats, --size, ...), which it does not continue, newest first, each with what differs ("--repeats
+    1 there, 2 here"). Those another note names are left out: made with other program settings, another language
+    model, or another version of the --start file (`_other_unfinished`, `_other_endpoint`, `_unfinished_from`)."""
+    flags = {p.name: p.opts[0] for p in click.get_current_context().command.params} | {"app_args": "arguments after --"}
+
+    def shown(value: Any) -> str:
+        return "not given" if value is None else str(value.get("file") if isinstance(value, dict) else value)
+
+    found = []
+    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
+        start, here = recorded.get("start"), request["start"]
+        if recorded.get("program") != request.get("program") or (_searched(recorded).get("llm")
+                                                                  != _searched(request).get("llm")) or (
+                isinstance(start, dict) and isinstance(here, dict) and start["file"] == here["file"]):
+            continue
+        words = [f"{flags[k]} {shown(recorded[k])} there, {shown(request[k])} here" for k in flags
+                 if k in recorded and k in request and shown(recorded[k]) != shown(request[k])]
+        if words:
+            found.append((root, words))
+    return found
+
+
 def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iters: int | None) -> Path | None:
     """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
     `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
@@ -734,8 +758,12 @@ def _new_run(bench: str, opts: dict, request: dict,
     from mapperopt.optimizer.space import SearchSpace
     from mapperopt.probe import run_probe_json
 
+    from mapperopt.benchmarks.harness import new_folder, remove_made
     from mapperopt.benchmarks.userapp import UserApp, build_record
 
+    # A folder made and removed, before the program's runs that describe it and measure the baselines, as compare
+    # makes its own first: a runs folder that cannot be written is said at once, and no empty folder is left.
+    remove_made(new_folder(TuneStore.new_root(opts["runs_dir"], bench)))
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
@@ -1151,6 +1179,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             other_note = (f"Note: {other[0]} holds {_tuning_state(other[0], bench)} with other settings "
                           f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
                           f"{_how_to_continue(other[0], iters, bench)}: {again}")
+        # named, as they are left alone: an option given otherwise by mistake would lose track of them
+        option_notes = [] if new or found is not None else [
+            f"Note: {root} holds {_tuning_state(root, bench)} with other options ({'; '.join(words)}); it is left "
+            f"alone, and this command tunes in {{}}. To continue that one with its own options: {resume_line(root)}"
+            for root, words in _other_options(runs_dir, bench, request, iters)[:3]]
         for root, model in _other_endpoint(runs_dir, bench, request, iters):  # said before the endpoint's check
             console.print(f"Note: {root} holds {_tuning_state(root, bench)} made with another language model or "
                           f"endpoint (the model {model.get('model')} at {model.get('base_url') or 'the OpenAI API'});"
@@ -1244,6 +1277,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         iters = settings["iters"]
         if other_note:  # said: the user may have edited the application file by accident
             console.print(other_note.format(store.root), markup=False)
+        for note in option_notes:
+            console.print(note.format(store.root), markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
     from mapperopt.optimizer.space import SearchSpace

@@ -84,9 +84,9 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildC
                                           option_words, print_new_notes, require_known_size, require_same_build,
                                           require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
-from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, hold_program_folder,
-                                       joined_names, measured_values, rebuilt_iterations, reference_name,
-                                       relative_run_dirs, require_machine)
+from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, held_elsewhere,
+                                       hold_program_folder, joined_names, measured_values, rebuilt_iterations,
+                                       reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -769,7 +769,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.benchmarks.apps import processor_counts, require_gpu_driver
-    from mapperopt.benchmarks.harness import remove_made
+    from mapperopt.benchmarks.harness import new_folder, remove_made
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
     from mapperopt.optimizer.commands import default_cpus
@@ -850,6 +850,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                                   keeps if opts.get("tune", True) else lacks)
     if not opts.get("tune", True) and opts.get("keep_reports") and not folder.exists() and not opts.get("folder"):
         folder = compare_folder(opts["runs_dir"], str(bench), asked, False)  # none holds them: the newest says why
+    if not opts.get("tune", True) and (who := held_elsewhere(folder)):  # before its half-written files are read
+        raise MapperoptError(f"{folder} is in use by {who}, which is tuning or measuring it: its report waits until "
+                             "that process ends; nothing was written",
+                             hint="wait for it to finish, then run this command again")
     if opts.get("tune", True) and not folder.exists() and any(OPTIMIZERS[o].needs_model for o in optimizers):
         check_endpoint_first(llm, say, "comparison")  # found in seconds, not after the build, expert and other runs
     other = next((f for f, v in passed.items() if v), None)
@@ -916,8 +920,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         bench, UserApp) else None
     resumed = folder.exists()
     held: dict[str, int] | None = None
-    made = [p for p in (folder, *folder.parents) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
+    made = new_folder(folder, exist_ok=True)
     holder = TuneStore(folder, {}, [])
     try:
         holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)

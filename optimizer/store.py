@@ -20,10 +20,11 @@ progress.png (a star) mark: it may be another iteration than the best so far. Th
 comparison's own figures too (the pick's with its interval, the references'), on which its verdict rests.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
-is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
-that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
-missing: a damaged line before it is an error naming it (with what to delete to go on from there, `_cut_hint`), and
-so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
+is skipped with a note (`damaged`) and moved by the next `append` to state.jsonl.damaged; other damaged lines are
+skipped with a note that the journal was damaged there (at every open: an `append` keeps them) unless a record's
+iteration is then missing: a damaged line before it is an error naming it (with what to delete to go on from there,
+`_cut_hint`), and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or
+cut short) and a record that its iteration's result.json contradicts (`_require_as_measured`).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -92,8 +93,9 @@ class TuneStore:
         settings: the contents of settings.json.
         records: the journal's records, in iteration order.
         damaged: the notes on the damaged lines that `open` skipped: the last one after the last record, torn by an
-            interrupted write (the next `append` cuts it away), and one naming the others, which the journal was
-            damaged at otherwise (the iterations they record are run again, or were, by the records after them).
+            interrupted write (the next `append` moves it aside), and one naming the others, which the journal was
+            damaged at otherwise (the iterations they record are run again, or were, by the records after them);
+            and, once `lock` moved an edited best.dsl aside, the note that says so.
     """
 
     def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
@@ -108,7 +110,8 @@ class TuneStore:
     def lock(self) -> None:
         """Makes this process the folder's only writer until `unlock` or its exit (an OS file lock through
         `filelock`, released by the kernel even on SIGKILL); `owner.json` then names this process.
-        Locking again from the same store does nothing.
+        Locking again from the same store does nothing. A best.dsl edited by hand is then moved aside
+        (`_keep_edited_best`).
 
         Raises:
             MapperoptError: another process holds the folder (its pid and command in the message), or a folder is
@@ -123,6 +126,19 @@ class TuneStore:
         self._lock = hold(self.root / "tune.lock", self.root / "owner.json", lambda who: MapperoptError(
             f"{self.root} is in use by {who}",
             hint="wait for it to finish or stop that process; `--new` starts a separate tuning folder"))
+        self._keep_edited_best()
+
+    def _keep_edited_best(self) -> None:
+        """Moves best.dsl aside (best-edited-<time>.dsl, said in `damaged`) where it is none of the programs the
+        journal records: an edit of the user's, which the run's next output would write over."""
+        best = self.root / "best.dsl"
+        if not self.records or not best.is_file() or best.read_bytes() in {
+                self._best_text(r.dsl).encode() for r in self.records if r.dsl is not None}:
+            return
+        kept = self.root / f"best-edited-{time.strftime('%Y%m%d-%H%M%S')}.dsl"
+        best.rename(kept)
+        self.damaged.append(f"{best} is none of the programs this run recorded (an edit?): it is kept as {kept}, and "
+                            "best.dsl is written anew")
 
     @property
     def locked(self) -> bool:
@@ -205,6 +221,7 @@ class TuneStore:
                                      hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
                                            "again; or " if copied else _cut_hint(root, settings, line, i)) + damaged)
         _require_recorded(root, settings, len(numbered))
+        _require_as_measured(path, numbered, damaged)
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
         # only a line after the last record can be an interrupted append's; those between records were there
@@ -224,7 +241,7 @@ class TuneStore:
                                  "its last line")
         if torn is not None:
             store.damaged.append(f"{path} line {torn[0]} is damaged ({torn[1]}): skipped, as an iteration that never "
-                                 "finished")
+                                 f"finished; the journal's next record moves it to {_torn_copy(path)}")
         return store
 
     # ------------------------------------------------------------------------------------------------ journal
@@ -241,8 +258,9 @@ class TuneStore:
 
     def append(self, record: IterationRecord) -> None:
         """Appends `record` to the journal as one `write` of a whole line (O_APPEND) and forces it to disk before
-        returning; a torn line at the journal's end (see `open`) is cut away first, and so is what a failed write
-        left. Takes the folder's lock first if this store does not hold it yet.
+        returning; a torn line at the journal's end (see `open`) is cut away first (kept in state.jsonl.damaged),
+        and so is what a failed write left, but a whole last record without its line end (an editor's save) gets
+        one. Takes the folder's lock first if this store does not hold it yet.
 
         Raises:
             ValueError: `record.iter` is not the next iteration number.
@@ -257,6 +275,13 @@ class TuneStore:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             end = _whole_lines_end(fd)
+            torn = os.pread(fd, os.lseek(fd, 0, os.SEEK_END) - end, end)
+            if torn and self.records and _record_in(torn) == self.records[-1]:  # saved without its line end
+                os.write(fd, b"\n")
+                end, torn = end + len(torn) + 1, b""
+            if torn:  # kept: a line damaged otherwise than by a torn write (an edit) would be lost
+                with open(_torn_copy(path), "ab") as copy:
+                    copy.write(torn + b"\n")
             os.ftruncate(fd, end)
             try:
                 written = 0
@@ -345,14 +370,17 @@ class TuneStore:
         write_atomically(self.root / "summary.json", json.dumps(summary, indent=2) + "\n")
 
 
+    def _best_text(self, dsl: str) -> str:
+        """best.dsl's text for the program `dsl`."""
+        return f"# Tuned with --keep-app-mapper: {KEPT_USE}\n{dsl}" if kept_app_mapper(self.settings) else dsl
+
     def _write_best(self, dsl: str) -> None:
         """Writes best.dsl and, when the run started from a file of the user's, best-from-start.dsl: that file
         edited to map as `dsl` does on this machine (`SearchSpace.edit_of`), or none when no such edit is sound."""
         from mapperopt.optimizer.space import SearchSpace
 
         best = self.root / "best.dsl"
-        if kept_app_mapper(self.settings):
-            dsl = f"# Tuned with --keep-app-mapper: {KEPT_USE}\n{dsl}"
+        dsl = self._best_text(dsl)
         if best.is_file() and best.read_bytes() == dsl.encode():
             return  # the same best as after the last iteration: its edit was written before it (below)
         s, path = self.settings, self.root / "best-from-start.dsl"
@@ -718,6 +746,51 @@ def _require_recorded(root: Path, settings: dict, n: int) -> None:
                              "--new"))
 
 
+def _record_in(line: bytes) -> IterationRecord | None:
+    """The record the journal line `line` holds, or None."""
+    try:
+        return IterationRecord.from_json(json.loads(line))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def _torn_copy(journal: Path) -> Path:
+    """Where `TuneStore.append` keeps the torn last line it cuts away from `journal`."""
+    return journal.with_name(journal.name + ".damaged")
+
+
+def _require_as_measured(path: Path, numbered: list[tuple[int, IterationRecord]], damaged: str) -> None:
+    """Refuses the journal `path` (its records with their lines, `numbered`) where a record of an iteration that
+    measured its program itself says otherwise than its run folder's result.json, the measurement (an edit of
+    either): replayed, the journal's figure would be printed, plotted and kept as measured.
+
+    Raises:
+        MapperoptError: naming the line, both figures and both files.
+    """
+    from mapperopt.records import RunResult
+
+    for line, r in numbered:
+        result = path.parent / f"iter-{r.iter:03d}" / "result.json"
+        # a reused or another run's measurement has no result.json of its own there
+        data = None if r.cached or r.cached_from is not None or r.result is None or not result.is_file() \
+            else readable_result(result)
+        if data is None:
+            continue
+        run = RunResult.from_json(data)
+        figure = run.recorded_throughput if run.ok else None
+        if run.status == r.status and (figure == r.throughput or (
+                is_number(figure) and is_number(r.throughput) and math.isclose(figure, r.throughput,
+                                                                               rel_tol=SAME_FIGURE))):
+            continue
+        said = f"measured {figure!r}" if run.ok else f"failed (stage {run.stage})"
+        back = (f"set its 'throughput' back to {figure!r}" if run.ok and r.ok else
+                "restore state.jsonl from a copy")
+        recorded = f"iteration {r.iter}'s throughput as {r.throughput!r}" if r.ok else f"iteration {r.iter} as failed"
+        raise MapperoptError(f"{path} line {line} is damaged: it records {recorded}, but {result} {said}",
+                             hint=f"{back} (result.json is the measurement, with its executions' times); or "
+                                  f"{damaged}")
+
+
 def _whole_lines_end(fd: int) -> int:
     """The size of the file `fd` without its last line when that line has no end (a torn record)."""
     end = os.lseek(fd, 0, os.SEEK_END)
@@ -821,6 +894,24 @@ def describe_owner(root: Path, name: str = "owner.json") -> str:
         return f"another process ({name} unreadable)"
     where = "" if owner.get("host") == socket.gethostname() else f" on {owner.get('host')}"
     return f"process {owner.get('pid')}{where} ({owner.get('command')}, since {owner.get('since')})"
+
+
+def held_elsewhere(root: Path) -> str | None:
+    """The process that holds the lock of the tuning or comparison folder `root` (`TuneStore.lock`), named as
+    `describe_owner` names it, found without taking the lock (a report must not refuse a run that starts meanwhile):
+    in the kernel's list of file locks (/proc/locks, Linux); None where no other process holds it, or where that
+    list cannot be read."""
+    try:
+        lock = (Path(root) / "tune.lock").stat()
+        held = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    where = f"{os.major(lock.st_dev):02x}:{os.minor(lock.st_dev):02x}:{lock.st_ino}"
+    # "1: FLOCK  ADVISORY  WRITE <pid> <major:minor:inode> 0 EOF"; a waiter's line has "->" after its number
+    if not any(len(f) > 5 and f[5] == where and f[4] != str(os.getpid())
+               for f in (line.replace("->", "").split() for line in held.splitlines())):
+        return None
+    return describe_owner(root)
 
 
 def folder_path(stored: str, folder: Path) -> Path:

@@ -57,6 +57,40 @@ def test_a_torn_last_line_is_skipped_with_a_note_and_cut_away_by_the_next_append
     assert TuneStore.open(store.root).damaged == []
 
 
+def test_a_torn_last_line_that_is_cut_away_is_kept_beside_the_journal(tmp_path):
+    """The next append cut a torn last line away and kept nothing of it: where the damage was not a torn write (a
+    stray edit), its text was lost. It is moved to state.jsonl.damaged, which the note names."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    torn = '{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds'
+    with open(store.root / "state.jsonl", "a") as f:
+        f.write(torn)
+    store.unlock()
+    reopened = TuneStore.open(store.root)
+    kept = store.root / "state.jsonl.damaged"
+    assert f"the journal's next record moves it to {kept}" in reopened.damaged[0], reopened.damaged
+    assert not kept.exists()  # opening changes nothing
+    reopened.append(record(2, 3.0))
+    assert kept.read_text() == torn + "\n"
+    assert [json.loads(line)["iter"] for line in (store.root / "state.jsonl").read_text().splitlines()] == [1, 2]
+
+
+def test_a_last_record_without_its_line_end_is_kept_by_the_next_append(tmp_path):
+    """A journal saved without its last newline (an editor's save) was read whole, but the next append cut its last
+    record away as a torn line: the journal then lacked that iteration and the folder was refused."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    store.append(record(2, 3.0))
+    store.unlock()
+    path = store.root / "state.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == [1, 2] and reopened.damaged == []
+    reopened.append(record(3, 1.0))
+    assert [r.iter for r in TuneStore.open(store.root).records] == [1, 2, 3]
+    assert not (store.root / "state.jsonl.damaged").exists()
+
+
 def journal_damaged_twice(tmp_path: Path) -> tuple[TuneStore, Path]:
     """A tuning folder whose journal holds iteration 1, two lines damaged in place, and a torn last line."""
     store = TuneStore.create(tmp_path, "circuit", {})
@@ -78,7 +112,7 @@ def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage
     assert [r.iter for r in reopened.records] == [1]
     earlier, torn = reopened.damaged
     assert torn.startswith(f"{path} line 4 is damaged (not valid JSON: ") and torn.endswith(
-        "): skipped, as an iteration that never finished"), torn
+        f"): skipped, as an iteration that never finished; the journal's next record moves it to {path}.damaged"), torn
     assert earlier.startswith(f"{path} lines 2 and 3 are damaged (line 2: not valid JSON: "), earlier
     assert "line 3: not an iteration record: " in earlier and "never finished" not in earlier, earlier
     assert earlier.endswith("skipped, and any iteration they record is run again; the journal was damaged there "

@@ -1136,3 +1136,74 @@ def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, c
     assert lines[at].endswith(f" --mapper {root / 'best.dsl'}"), out
     assert lines[at - 1].endswith("run it with:") and lines[at + 1] == (root / "best.dsl").read_text().splitlines()[0]
     assert all(len(line) <= 80 or str(root) in line for line in lines[:at]), out
+
+
+def test_a_journal_figure_its_iterations_result_disagrees_with_is_refused(tmp_path, offline, capsys):
+    """A throughput edited in state.jsonl (valid JSON still) was replayed as measured: "iter 1/2 ok 99 GFLOPS" and
+    kept in history.csv. The iteration's result.json, the measurement itself, is what it is checked against."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    journal, result = root / "state.jsonl", root / "iter-001" / "result.json"
+    measured = json.loads(result.read_text())["trimmed_mean"]
+    journal.write_text(json.dumps({**json.loads(journal.read_text()), "throughput": 99.0}) + "\n")
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {journal} line 1 is damaged: it records iteration 1's throughput as 99.0, but {result} " \
+           f"measured {measured!r}" in err, err
+    assert f"hint: set its 'throughput' back to {measured!r}" in err, err
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
+def test_a_hand_edited_best_program_is_kept_aside_when_the_run_is_extended(tmp_path, offline, capsys, monkeypatch):
+    """best.dsl, the file the docs tell users to take and edit, was written over without a word when its run was
+    extended: the edit was lost."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    best = root / "best.dsl"
+    edited = best.read_text() + "# my edit\n"
+    best.write_text(edited)
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (kept,) = root.glob("best-edited-*.dsl")
+    assert kept.read_text() == edited
+    assert f"Note: {best} is none of the programs this run recorded (an edit?): it is kept as {kept}, and best.dsl " \
+           "is written anew" in out, out
+    assert best.read_text() != edited
+
+
+def test_a_runs_folder_that_cannot_be_written_is_found_before_anything_is_run(tmp_path, offline, capsys):
+    """tune described the program and the machine (runs of the program) and said "Measuring baselines..." before it
+    found that it could not write its folder; compare finds it at once."""
+    (tmp_path / "file").write_text("")
+    runs = tmp_path / "file" / "runs"
+    assert main(tune_args(runs, "--iters", "1", baseline="default")) == 1
+    captured = capsys.readouterr()
+    assert "Describing" not in captured.out and "Measuring" not in captured.out, captured.out
+    err = " ".join(captured.err.split())
+    assert re.search(rf"error: {re.escape(str(runs))}/circuit/tune-\S+ cannot be used: part of this path is a file "
+                     "where a folder belongs", err), err
+
+
+def test_an_unfinished_run_with_other_measurement_options_is_named(tmp_path, offline, capsys, monkeypatch):
+    """The same command with another --repeats (a typo-level difference) started a new folder without a word of the
+    unfinished one, which only its own options continue."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    old = only_run(runs)
+    (old / "summary.json").unlink()  # as a run killed in its final comparison leaves it
+    capsys.readouterr()
+    again = tune_args(runs, "--iters", "1")
+    again[again.index("--repeats") + 1] = "2"
+    assert main(again) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (new,) = set((runs / "circuit").iterdir()) - {old}
+    assert f"Note: {old} holds an unfinished tuning of circuit with other options (--repeats 1 there, 2 here); it " \
+           f"is left alone, and this command tunes in {new}. To continue that one with its own options: mapperopt " \
+           f"tune --resume {old} --iters 1" in out, out
