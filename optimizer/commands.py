@@ -10,6 +10,7 @@ import os
 import random
 import shlex
 import shutil
+import statistics
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
@@ -1980,7 +1981,11 @@ def mapping_cost_note(summary: dict, root: Path) -> str | None:
     # a benchmark's profiling execution runs other iterations than a measured one: its counts are no execution's
     if start_run is None or (start_run[0].profile or {}).get("iterations"):
         return None
-    cost = short_task_cost(start_run[1], protocol.measured_time(start_run[0]))
+    # the profile counts a whole execution's tasks: weighed against its wall time, not the metric (maybe one step's)
+    result = start_run[0]
+    walls = [a.wall_s for a in result.attempts if a.exit_code == 0 and a.result]
+    walls = walls[-(result.settings.get("measured_runs") or len(walls)):]
+    cost = short_task_cost(start_run[1], statistics.median(walls) if walls else None)
     return (f"Note: the start program ({start}) measured slower than Legion's default mapper, and {cost}: that cost "
             "may be the difference." if cost else None)
 
