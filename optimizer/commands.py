@@ -1909,8 +1909,11 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         too_noisy = (f"a difference beyond the {100 * protocol.CONFIDENCE:.0f} % intervals, but from measurements too "
                      f"noisy to trust: an interval wider than ±{100 * protocol.NOISY_HALF_WIDTH:.0f} %"
                      + (", so it does not count as beating it" if c.ratio > 1 else ""))
-        how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
-                                                                 else too_noisy if noisy else "significant"))
+        # the same mapping never stands alone: "17 % faster, the same mapping" reads as a gain, shown or not
+        shown = c.no_interval or ("not significant" if not c.significant else
+                                  "significant but" if same else too_noisy if noisy else "significant")
+        how = (shown if not same else f"{shown}: the same mapping" if shown != "significant but" else
+               "significant but the same mapping: the machine's noise or the DSL mapper's own cost, not a gain")
         if caveat:
             how += (f", but not shown to differ from the start, which maps as {label} does: {_versus_start(summary)}; "
                     "so the machine's noise or the DSL mapper's own cost")

@@ -223,11 +223,19 @@ def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
     same = {**slower, "iter-1": [11.0, 11.1, 11.0]}
     summary = final("d", same)
     assert summary["best"] == summary["start"] == "iter-1"
-    assert "x the default mapper's throughput (10 % faster, the same mapping)" in commands.verdict(
-        summary, default_start=True)
+    assert ("x the default mapper's throughput (10 % faster, significant but the same mapping: the machine's noise "
+            "or the DSL mapper's own cost, not a gain)") in commands.verdict(summary, default_start=True)
+    # not significant: the headline says so, not only "faster" (the line above it did, and the table's "(n.s.)")
+    unsure = {"iter-1": [11.5, 9.2, 12.0, 9.6, 11.0], "iter-2": [9.0, 9.1, 9.0, 9.05, 9.0],
+              "default": [10.0, 10.1, 10.0, 10.05, 10.02], "expert": [12.0, 12.2, 12.1, 12.0, 12.1]}
+    summary = final("f", unsure, rounds=5)
+    ratio = summary["vs"]["default"]["ratio"]
+    assert summary["best"] == "iter-1" and ratio > 1 and not summary["vs"]["default"]["significant"]  # the premise
+    assert (f"x the default mapper's throughput ({100 * (ratio - 1):.0f} % faster, not significant: the same "
+            "mapping)") in commands.verdict(summary, default_start=True)
     summary = final("e", {**slower, "iter-1": [9.1, 9.2, 9.1], "iter-2": [8.0, 8.1, 8.0]})  # 0.91x: slower, said so
-    assert "0.91x the default mapper's throughput (9 % slower, the same mapping)" in commands.verdict(
-        summary, default_start=True)
+    assert ("0.91x the default mapper's throughput (9 % slower, significant but the same mapping: the machine's "
+            "noise or the DSL mapper's own cost, not a gain)") in commands.verdict(summary, default_start=True)
     assert commands.verdict(summary, default_start=True).startswith("Verdict: no mapper beat the references;")
 
 
