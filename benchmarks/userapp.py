@@ -2061,6 +2061,15 @@ def spec_words(app: UserApp) -> list[str]:
                      app.keep_app_mapper and option("keep_app_mapper"))
 
 
+def check_words(app: UserApp, size: str, extra_args=()) -> tuple[str, ...]:
+    """The options that give `app` at `size`, with a run's own flags `extra_args`, to `mapperopt check`
+    (`AppDescription.given_as`)."""
+    spec = app.path if app.path is not None else shlex.join([str(app.exe), *app.args["ci"]])
+    return ("--app", spec, *(("--size", size) if size != "ci" else ()),
+            *(("--keep-app-mapper",) if app.keep_app_mapper else ()),
+            *(("--", *map(str, extra_args)) if extra_args else ()))
+
+
 def app_options(command):
     """`--app` and the metric and verification flags of `--app 'CMD ARGS'` (run, tune, compare)."""
     import click

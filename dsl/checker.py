@@ -1366,7 +1366,8 @@ class _Checker:
                         "its statements that name tasks select nothing in this program"), self._whole_file(),
                      (f"give the mapper written for this program, or, {check}",) if foreign else
                      (f"did you mean {meant_all}?", check),
-                     (f"tasks that ran: {listing}", *unknown_notes(None if len(named) > 1 else named[0])))
+                     (f"tasks that ran: {listing}", *(enum_note(n) for n in named if enum_named(n, known)),
+                      *unknown_notes(None if len(named) > 1 else named[0])))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
