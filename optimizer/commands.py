@@ -1993,22 +1993,28 @@ def mapping_cost_note(summary: dict, root: Path) -> str | None:
             "may be the difference." if cost else None)
 
 
-def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: float) -> str | None:
+def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: float, command: str = "tune"
+                 ) -> str | None:
     """`next_step`'s first words where the final comparison's measurements were warned of as "Short measurement" or
-    "Noisy measurement" (`titles`, `_print_summary`'s): too short or noisy to conclude, and what gives each execution
-    more work (as `protocol.noise_warnings` says it: `calibrated`, `larger`, `min_time_s`); None where neither was."""
-    short, noisy = "Short measurement" in titles, "Noisy measurement" in titles
+    "Noisy measurement" (`titles`, `_print_summary`'s; `command` "compare": its final measurement's, "Short
+    measurement in the final measurement", and its Next's): too short or noisy to conclude, and what gives each
+    execution more work (as `protocol.noise_warnings` says it: `calibrated`, `larger`, `min_time_s`); None where
+    neither was."""
+    where = " in the final measurement" if command == "compare" else ""
+    said = " and ".join(f"{title}{where}" for title in ("Short measurement", "Noisy measurement")
+                        if f"{title}{where}" in titles)
+    short, noisy = f"Short measurement{where}" in titles, f"Noisy measurement{where}" in titles
     if not (short or noisy):
         return None
     more = f"--min-time {max(2 * min_time_s, protocol.MIN_TIME_S):g}"
     work = " or ".join(filter(None, [larger, more])) if calibrated else protocol.USER_WORK
     what = " and ".join(word for word, warned in (("too short", short), ("too noisy", noisy)) if warned)
-    said = " and ".join(title for title in ("Short measurement", "Noisy measurement") if title in titles)
     # a finished tune's final comparison is not measured again: only a new tune measures longer executions
-    how = (f"give each execution more work, with {work}, and tune again"
+    how = (f"give each execution more work, with {work}, and {command} again"
            + (" (more --final-rounds or a quieter machine also narrows the intervals)" if noisy else "") if short else
-           f"tune again with more --final-rounds, {work}, or on a quieter machine")
-    return f"the final comparison's measurements were {what} to conclude ({said} above): {how}"
+           f"{command} again with more --final-rounds, {work}, or on a quieter machine")
+    measured = "the final measurement's executions" if where else "the final comparison's measurements"
+    return f"{measured} were {what} to conclude ({said} above): {how}"
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
