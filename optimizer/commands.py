@@ -2439,8 +2439,10 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         elif estimates[best].noisy or estimates[name].noisy:
             # The rule counts no difference from such measurements (docs/tuning.md, point 7): said with its reason
             # rather than calling the ratio "significant" and then not counting it.
-            wide = " and ".join(f"{_label(n, own)}'s ±{100 * estimates[n].half_width:.0f} %" for n in (best, name)
-                                if estimates[n].noisy)
+            # printed as the Noisy measurement line prints them: 10.3, not 10, beside "exceed the ±10 %"
+            wide = " and ".join(f"{_label(n, own)}'s ±"
+                                f"{protocol._above(100 * estimates[n].half_width, 100 * protocol.NOISY_HALF_WIDTH)} %"
+                                for n in (best, name) if estimates[n].noisy)
             verdict = (f" [yellow]Not counted as a difference: {wide} (above) exceed the ±"
                        f"{100 * protocol.NOISY_HALF_WIDTH:.0f} % within which a measurement's difference counts, as a "
                        "changing load moves such measurements more than their intervals show; measure again with a "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 
@@ -132,6 +133,21 @@ def test_a_ratio_from_noisy_measurements_carries_the_warning(tmp_path, monkeypat
     assert (f"Not counted as a difference: {wide} exceed the ±10 % within which a measurement's difference counts, "
             "as a changing load moves such measurements more than their intervals show") in line, line
     assert line.endswith("measure again with a higher --final-rounds or on a quieter machine."), line
+
+
+def test_a_noisy_side_just_above_the_target_is_not_printed_at_it(tmp_path, monkeypatch):
+    """A half width of 10.2 % printed as "±10 %" beside "exceed the ±10 %" read as a contradiction: printed with the
+    decimal that shows it above, as the Noisy measurement line prints it."""
+    final = {"iter-2": [10.0, 10.1, 10.0, 10.05, 10.02], "iter-1": [9.8, 10.1, 10.0, 9.9, 10.2],
+             "default": [5.0, 5.78, 4.376, 5.416, 4.584]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    half = summary_estimate(summary, "default").half_width
+    assert summary["best"] == "iter-2" and summary["vs"]["default"]["significant"] and 0.1 < half < 0.105  # premise
+    out = printed(summary)
+    line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs default:"))
+    shown = f"{math.ceil(1000 * half) / 10:.1f}"
+    assert f"default ±{shown} % after 5 executions" in out, out
+    assert f"Not counted as a difference: default's ±{shown} % (above) exceed the ±10 % within" in line, line
 
 
 def summary_estimate(summary: dict, name: str) -> protocol.Estimate:
