@@ -1872,7 +1872,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     name, dsl, filename = H._resolve_mapper(app.config, mapper)
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
-                             "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
+                             + dsl_mapper_hint(gpus))
     run_dir, made = H._new_run_dir(app.name, out_dir)
     with H.named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
@@ -2059,6 +2059,15 @@ def spec_words(app: UserApp) -> list[str]:
                      *metric,
                      *((v.pattern, v.command, v.reference) if option("verify") else (None, None, None)),
                      app.keep_app_mapper and option("keep_app_mapper"))
+
+
+def dsl_mapper_hint(gpus: int | None) -> str:
+    """Where a run of a user's program needs a DSL mapper (--trace, --profile): the one to write, which maps as
+    Legion's default mapper does on `gpus` GPUs (a user's program has no expert mapper)."""
+    first = ("Task * GPU,CPU; Region * * GPU FBMEM; Region * * CPU SYSMEM;" if gpus else
+             "Task * CPU; Region * * CPU SYSMEM;")
+    return (f"give one with --mapper, e.g. --mapper start.dsl, with in start.dsl a DSL mapper that maps as Legion's "
+            f"default mapper does: `{first} Layout * * * SOA F_order;`")
 
 
 def check_words(app: UserApp, size: str, extra_args=()) -> tuple[str, ...]:

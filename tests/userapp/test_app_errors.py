@@ -1155,3 +1155,19 @@ def test_a_line_saying_error_0_is_not_called_a_failure(tmp_path, monkeypatch):
         assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", f"f{n}"]) == 1
         reason = json.loads((tmp_path / f"f{n}" / "result.json").read_text())["reason"]
         assert reason.endswith(f"; its last line that looks like a failure: {failing!r}"), reason
+
+
+def test_profile_without_a_dsl_mapper_suggests_a_mapper_the_program_has(timed_exe, tmp_path, capsys, monkeypatch):
+    """`run --app ... --profile` without a DSL mapper: the hint named `--mapper expert`, which a user's program does
+    not have (`error: timed has no expert mapper`); it gives the DSL mapper to write instead, and that one runs."""
+    monkeypatch.chdir(tmp_path)
+    app = ["run", "--app", f"{timed_exe} -reps 2", "--once"]
+    assert main([*app, "--profile"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "error: --profile needs a DSL mapper" in said and "expert" not in said, said
+    written = re.search(r"--mapper start\.dsl, with in start\.dsl a DSL mapper that maps as Legion's default mapper "
+                        r"does: `([^`]+)`", said)
+    assert written, said
+    Path("start.dsl").write_text(written[1].replace("; ", ";\n") + "\n")
+    assert main([*app, "--mapper", "start.dsl", "--profile", "--out", "run"]) == 0
+    assert json.loads(Path("run", "result.json").read_text())["profile"], capsys.readouterr()
