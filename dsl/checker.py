@@ -1991,7 +1991,14 @@ class _Checker:
 
     def _app_kept_mapper(self):
         """W326: the program's own mapper is kept (`keep_app_mapper`) and no statement names a task: that mapper maps
-        every task, since a `*` names none, and the mapper changes nothing but the tunables it answers."""
+        every task, since a `*` names none, and the mapper changes nothing but the tunables it answers. W332 (note):
+        the run would keep a mapper that the program, as discovered, does not register: the option changes nothing
+        (read otherwise as keeping Legion's default mapper for the tasks no statement names)."""
+        if self.app.keep_app_mapper and self.app.discovered_as and not self.app.own_mapper:
+            self.add("W332", "--keep-app-mapper keeps nothing here: the program registers no mapper of its own "
+                             "(discovery saw none), so this mapper maps every task, as without the option",
+                     self._whole_file(), ("run without --keep-app-mapper: it is for a program that registers its "
+                                          "own mapper (replace_default_mapper, add_mapper)",), severity="note")
         if not (self.app.keep_app_mapper and self.app.own_mapper and self.program.statements):
             return
         if self.program.named_tasks():
