@@ -316,11 +316,22 @@ def enum_named(word: str, tasks) -> str | None:
     return max(found, key=len) if found else None
 
 
-def enum_note(word: str) -> str:
-    """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202) and, at the end
-    of a run, the mapper's R453 as `run` prints it."""
-    return (f"'{abridged(word)}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
-            "registered with, not by C++ names")
+def enum_note(word: str, field: bool = False) -> str:
+    """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202, E225) and, at
+    the end of a run, the mapper's R453 as `run` prints it; with `field`, on a region name like a field ID's
+    (`field_id_named`, E203)."""
+    return (f"'{abridged(word)}' looks like a C++ enum value " + (
+        "(a field ID): a statement selects a task's region argument by its region's name or its index, never by a "
+        "field" if field else "(a task ID): Legion knows a task by the name it is registered with, not by C++ names"))
+
+
+# What C++ enum names of field IDs add to a field's name (FID_X, X_FIELD): such a name where a region goes is a field's.
+_FIELD_ID_AFFIXES = re.compile(r"^(?:fid|field)_|_(?:fid|field|field_id)$", re.IGNORECASE)
+
+
+def field_id_named(word: str) -> bool:
+    """Whether a region name `word` looks like a C++ enum value of a field ID (FID_X, TEMP_FIELD)."""
+    return bool(_FIELD_ID_AFFIXES.search(word))
 
 
 def likely_task(word: str, tasks) -> str | None:
@@ -1461,6 +1472,8 @@ class _Checker:
                             self._unnamed_hint(s, scope, whose)))
                     # a user's program: where the listed names come from, for a C++ variable's name, say
                     notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else ()
+                    if field_id_named(region.name):
+                        notes = (enum_note(region.name, field=True), *notes)
                     self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,),
                              notes)
                     continue
