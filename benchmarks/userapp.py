@@ -998,11 +998,24 @@ def _near_miss(regex: str, stdout: str) -> str:
     return f"; its line {near[-1][:120]!r} differs from the pattern only in {differs}"
 
 
+# How a failed verification's reason says that a line holds the verify pattern's words apart (`_verify_miss`): the
+# pattern, not the mapper, is the likely cause (AutoGuide says so first).
+WORDS_APART = "with other text between them"
+
+
 def _verify_miss(pattern: str, stdout: str) -> str:
-    """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
+    """`_near_miss` for a verify pattern, else the last line that holds a pattern of words only (`residual OK`) with
+    other text between them (`final residual 4.48e-02 OK`), else the last line that looks like a failed check, else
+    the last line."""
     said = _near_miss(pattern, stdout)
     if said:
         return said
+    words = pattern.split() if re.fullmatch(r"[A-Za-z][A-Za-z _:=-]*", pattern) else []
+    apart = re.compile(".+?".join(re.escape(w) for w in words))
+    held = [line.strip() for line in stdout.splitlines() if len(words) > 1 and apart.search(line)]
+    if held:
+        named = ", ".join(f"{w!r}" for w in words[:-1]) + f" and {words[-1]!r}"
+        return f"; its line {held[-1][:120]!r} holds the pattern's words {named} {WORDS_APART}"
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     failed = [line for line in lines if _looks_failed(line)]
     return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed

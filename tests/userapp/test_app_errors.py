@@ -1171,3 +1171,26 @@ def test_profile_without_a_dsl_mapper_suggests_a_mapper_the_program_has(timed_ex
     Path("start.dsl").write_text(written[1].replace("; ", ";\n") + "\n")
     assert main([*app, "--mapper", "start.dsl", "--profile", "--out", "run"]) == 0
     assert json.loads(Path("run", "result.json").read_text())["profile"], capsys.readouterr()
+
+
+def test_a_verify_pattern_missing_a_number_between_its_words_is_blamed_not_the_mapper(timed_exe, tmp_path, capsys,
+                                                                                       monkeypatch):
+    """`--verify-pattern 'residual OK'` against a program that prints `final residual 4.486084e-02 OK`: the reason
+    quoted the output's last line, and the advice named the mapper's Layout statement first, as the metric pattern's
+    typo is not: the line with the pattern's words is quoted, and the pattern is said to be the likely cause."""
+    monkeypatch.chdir(tmp_path)
+    wrapper = tmp_path / "prog.sh"
+    wrapper.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "final residual 4.486084e-02 OK"\n'
+                       'echo "time per step: 20.334 ms"\n')
+    wrapper.chmod(0o755)
+    Path("m.dsl").write_text("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order;\n")
+    assert main(["run", "--app", f"{wrapper} -reps 2", "--mapper", "m.dsl", "--verify-pattern", "residual OK",
+                 "--once", "--out", "run"]) == 1
+    capsys.readouterr()
+    reason = json.loads(Path("run", "result.json").read_text())["reason"]
+    assert reason == ("the output does not match the verify pattern /residual OK/; its line 'final residual "
+                      "4.486084e-02 OK' holds the pattern's words 'residual' and 'OK' with other text between them"), \
+        reason
+    feedback = json.loads(Path("run", "feedback.json").read_text())
+    assert "A suspect is the mapper's" not in feedback["explanation"], feedback
+    assert feedback["suggestion"].startswith("The verify pattern, not the mapper, is likely the cause"), feedback
