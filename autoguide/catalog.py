@@ -68,6 +68,7 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # the same check (the output varies: no mistake in the check is the cause).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
                      "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
+                     "suggest_pattern": ("where", "without"),
                      "suggest_intermittent": ("where", "stdout", "without"),
                      "suggest_no_mapper_intermittent": ("where", "stdout"),
                      "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),

@@ -1562,14 +1562,17 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
             fields["check"] = (json.dumps(check, sort_keys=True) if check is not None
                                else 'nothing more (the line has no "check" object)')
             fields["status"] = f"exit status {last.exit_code}"
-        from mapperopt.benchmarks.userapp import intermittent
+        from mapperopt.benchmarks.userapp import WORDS_APART, intermittent
 
         # Earlier executions passed the same check: the output varies, which no mistake in the check can make it do.
         varies = "_intermittent" if not own and intermittent(result.reason or "") else ""
+        # the pattern's words apart in a line of the output: the pattern is the likely cause, before any statement
+        typo = not (own or varies or no_mapper) and WORDS_APART in (result.reason or "")
         explanation = _text(texts[own + "explain"], fields)
-        suggestion = _text(texts[own + "suggest" + no_mapper + (varies if no_mapper != "_default_failed" else "")],
+        suggestion = _text(texts["suggest_pattern"] if typo else
+                           texts[own + "suggest" + no_mapper + (varies if no_mapper != "_default_failed" else "")],
                            fields)
-        if not no_mapper:
+        if not no_mapper and not typo:
             explanation, suggestion = _layout_verify(result, explanation, suggestion, catalog)
         return _at_level(Feedback(result.status, result.stage, "verification", explanation, suggestion, (),
                                   fb.raw_excerpt, "verification-app-own-check" if own else "verification-app-check"),

@@ -19,8 +19,8 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, larger_size, load_config,
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, output_checked,
-                                          relative_paths_note, run_notes, wrapped_programs)
+from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, dsl_mapper_hint,
+                                          output_checked, relative_paths_note, run_notes, wrapped_programs)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
@@ -629,7 +629,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         if (trace or profile) and mapper == "default":  # refused before anything runs, as the run would refuse it
             raise UsageError(f"{'--trace' if trace else '--profile'} needs a DSL mapper (Legion's default mapper "
                              "writes neither a trace nor a profile)",
-                             hint="give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
+                             hint=dsl_mapper_hint(gpus) if isinstance(bench, UserApp) else
+                             "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
         given = [name for name in ("repeats", "max_repeats")
                  if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT]
         check_repeats(repeats, max_repeats, "max_repeats" in given,

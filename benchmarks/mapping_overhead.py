@@ -49,10 +49,10 @@ SHORT_TASK_S, MIN_SHARE = 1e-3, 0.02
 def short_task_cost(rows: list[dict], execution_s: float | None) -> str | None:
     """Words on the DSL mapper's cost per task mapping where a run's profile (`rows`:
     `autoguide.explain.task_profile`'s, for one execution of the program) shows tasks short enough and many enough for
-    it to matter (`SHORT_TASK_S`, `MIN_SHARE` of `execution_s`, the measured seconds of an execution): their
-    executions and average time, the cost and its share of such a task and of an execution, where the docs explain
-    it and how to measure it here. None otherwise, without a measured time, or with a GPU task (its profiled time is
-    its host code's, not its kernels')."""
+    it to matter (`SHORT_TASK_S`, `MIN_SHARE` of `execution_s`, an execution's wall time, which the profile covers,
+    unlike a program's metric of one step): their executions and average time, the cost and its share of such a task
+    and of an execution's wall time, where the docs explain it and how to measure it here. None otherwise, without a
+    wall time, or with a GPU task (its profiled time is its host code's, not its kernels')."""
     timed = [r for r in rows if r["timed"]]
     count = sum(r["count"] for r in timed)
     if not count or not execution_s or any(r["kind"] == "GPU" for r in timed):
@@ -64,11 +64,11 @@ def short_task_cost(rows: list[dict], execution_s: float | None) -> str | None:
     shares = " to ".join(f"{100 * min(1.0, c):.0f}" for c in (low / mean_s, high / mean_s))
     of_run = " to ".join(f"{100 * min(1.0, count * c / execution_s):.0f}" for c in (low, high))
     return (f"its tasks are short ({count:,} executions of {mean_s * 1e6:.0f} µs on average in an execution of "
-            f"{execution_s * 1e3:,.1f} ms): a DSL mapper spends about {MAPPING_COST_US[0]} to {MAPPING_COST_US[1]} µs "
-            f"more than Legion's default mapper on each task mapping (about {REQUIREMENT_COST_US} µs per region "
-            f"requirement), {shares} % of such a task and {of_run} % of an execution, whatever it maps (\"Many small "
-            "tasks\" in docs/own-app.md; `python -m mapperopt.benchmarks.mapping_overhead` measures it on this "
-            "machine)")
+            f"{execution_s:,.2f} s of wall time, Legion's start-up included): a DSL mapper spends about "
+            f"{MAPPING_COST_US[0]} to {MAPPING_COST_US[1]} µs more than Legion's default mapper on each task mapping "
+            f"(about {REQUIREMENT_COST_US} µs per region requirement), {shares} % of such a task and {of_run} % of an "
+            "execution's wall time, whatever it maps (\"Many small tasks\" in docs/own-app.md; "
+            "`python -m mapperopt.benchmarks.mapping_overhead` measures it on this machine)")
 
 
 def execute(cmd: list[str], env: dict[str, str], timeout_s: float) -> tuple[float, float]:

@@ -1005,11 +1005,24 @@ def _near_miss(regex: str, stdout: str) -> str:
     return f"; its line {near[-1][:120]!r} differs from the pattern only in {differs}"
 
 
+# How a failed verification's reason says that a line holds the verify pattern's words apart (`_verify_miss`): the
+# pattern, not the mapper, is the likely cause (AutoGuide says so first).
+WORDS_APART = "with other text between them"
+
+
 def _verify_miss(pattern: str, stdout: str) -> str:
-    """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
+    """`_near_miss` for a verify pattern, else the last line that holds a pattern of words only (`residual OK`) with
+    other text between them (`final residual 4.48e-02 OK`), else the last line that looks like a failed check, else
+    the last line."""
     said = _near_miss(pattern, stdout)
     if said:
         return said
+    words = pattern.split() if re.fullmatch(r"[A-Za-z][A-Za-z _:=-]*", pattern) else []
+    apart = re.compile(".+?".join(re.escape(w) for w in words))
+    held = [line.strip() for line in stdout.splitlines() if len(words) > 1 and apart.search(line)]
+    if held:
+        named = ", ".join(f"{w!r}" for w in words[:-1]) + f" and {words[-1]!r}"
+        return f"; its line {held[-1][:120]!r} holds the pattern's words {named} {WORDS_APART}"
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     failed = [line for line in lines if _looks_failed(line)]
     return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
@@ -1897,7 +1910,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     name, dsl, filename = H._resolve_mapper(app.config, mapper)
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
-                             "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
+                             + dsl_mapper_hint(gpus))
     run_dir, made = H._new_run_dir(app.name, out_dir)
     with H.named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
@@ -2084,6 +2097,24 @@ def spec_words(app: UserApp) -> list[str]:
                      *metric,
                      *((v.pattern, v.command, v.reference) if option("verify") else (None, None, None)),
                      app.keep_app_mapper and option("keep_app_mapper"))
+
+
+def dsl_mapper_hint(gpus: int | None) -> str:
+    """Where a run of a user's program needs a DSL mapper (--trace, --profile): the one to write, which maps as
+    Legion's default mapper does on `gpus` GPUs (a user's program has no expert mapper)."""
+    first = ("Task * GPU,CPU; Region * * GPU FBMEM; Region * * CPU SYSMEM;" if gpus else
+             "Task * CPU; Region * * CPU SYSMEM;")
+    return (f"give one with --mapper, e.g. --mapper start.dsl, with in start.dsl a DSL mapper that maps as Legion's "
+            f"default mapper does: `{first} Layout * * * SOA F_order;`")
+
+
+def check_words(app: UserApp, size: str, extra_args=()) -> tuple[str, ...]:
+    """The options that give `app` at `size`, with a run's own flags `extra_args`, to `mapperopt check`
+    (`AppDescription.given_as`)."""
+    spec = app.path if app.path is not None else shlex.join([str(app.exe), *app.args["ci"]])
+    return ("--app", spec, *(("--size", size) if size != "ci" else ()),
+            *(("--keep-app-mapper",) if app.keep_app_mapper else ()),
+            *(("--", *map(str, extra_args)) if extra_args else ()))
 
 
 def app_options(command):

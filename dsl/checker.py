@@ -319,11 +319,22 @@ def enum_named(word: str, tasks) -> str | None:
     return max(found, key=len) if found else None
 
 
-def enum_note(word: str) -> str:
-    """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202) and, at the end
-    of a run, the mapper's R453 as `run` prints it."""
-    return (f"'{abridged(word)}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
-            "registered with, not by C++ names")
+def enum_note(word: str, field: bool = False) -> str:
+    """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202, E225) and, at
+    the end of a run, the mapper's R453 as `run` prints it; with `field`, on a region name like a field ID's
+    (`field_id_named`, E203)."""
+    return (f"'{abridged(word)}' looks like a C++ enum value " + (
+        "(a field ID): a statement selects a task's region argument by its region's name or its index, never by a "
+        "field" if field else "(a task ID): Legion knows a task by the name it is registered with, not by C++ names"))
+
+
+# What C++ enum names of field IDs add to a field's name (FID_X, X_FIELD): such a name where a region goes is a field's.
+_FIELD_ID_AFFIXES = re.compile(r"^(?:fid|field)_|_(?:fid|field|field_id)$", re.IGNORECASE)
+
+
+def field_id_named(word: str) -> bool:
+    """Whether a region name `word` looks like a C++ enum value of a field ID (FID_X, TEMP_FIELD)."""
+    return bool(_FIELD_ID_AFFIXES.search(word))
 
 
 def likely_task(word: str, tasks) -> str | None:
@@ -1373,7 +1384,8 @@ class _Checker:
                         "its statements that name tasks select nothing in this program"), self._whole_file(),
                      (f"give the mapper written for this program, or, {check}",) if foreign else
                      (f"did you mean {meant_all}?", check),
-                     (f"tasks that ran: {listing}", *unknown_notes(None if len(named) > 1 else named[0])))
+                     (f"tasks that ran: {listing}", *(enum_note(n) for n in named if enum_named(n, known)),
+                      *unknown_notes(None if len(named) > 1 else named[0])))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -1467,6 +1479,8 @@ class _Checker:
                             self._unnamed_hint(s, scope, whose)))
                     # a user's program: where the listed names come from, for a C++ variable's name, say
                     notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else ()
+                    if field_id_named(region.name):
+                        notes = (enum_note(region.name, field=True), *notes)
                     self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,),
                              notes)
                     continue
@@ -1997,7 +2011,14 @@ class _Checker:
 
     def _app_kept_mapper(self):
         """W326: the program's own mapper is kept (`keep_app_mapper`) and no statement names a task: that mapper maps
-        every task, since a `*` names none, and the mapper changes nothing but the tunables it answers."""
+        every task, since a `*` names none, and the mapper changes nothing but the tunables it answers. W332 (note):
+        the run would keep a mapper that the program, as discovered, does not register: the option changes nothing
+        (read otherwise as keeping Legion's default mapper for the tasks no statement names)."""
+        if self.app.keep_app_mapper and self.app.discovered_as and not self.app.own_mapper:
+            self.add("W332", "--keep-app-mapper keeps nothing here: the program registers no mapper of its own "
+                             "(discovery saw none), so this mapper maps every task, as without the option",
+                     self._whole_file(), ("run without --keep-app-mapper: it is for a program that registers its "
+                                          "own mapper (replace_default_mapper, add_mapper)",), severity="note")
         if not (self.app.keep_app_mapper and self.app.own_mapper and self.program.statements):
             return
         if self.program.named_tasks():

@@ -10,6 +10,7 @@ import os
 import random
 import shlex
 import shutil
+import statistics
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
@@ -1973,8 +1974,11 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         too_noisy = (f"a difference beyond the {100 * protocol.CONFIDENCE:.0f} % intervals, but from measurements too "
                      f"noisy to trust: an interval wider than ±{100 * protocol.NOISY_HALF_WIDTH:.0f} %"
                      + (", so it does not count as beating it" if c.ratio > 1 else ""))
-        how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
-                                                                 else too_noisy if noisy else "significant"))
+        # the same mapping never stands alone: "17 % faster, the same mapping" reads as a gain, shown or not
+        shown = c.no_interval or ("not significant" if not c.significant else
+                                  "significant but" if same else too_noisy if noisy else "significant")
+        how = (shown if not same else f"{shown}: the same mapping" if shown != "significant but" else
+               "significant but the same mapping: the machine's noise or the DSL mapper's own cost, not a gain")
         if caveat:
             how += (f", but not shown to differ from the start, which maps as {label} does: {_versus_start(summary)}; "
                     "so the machine's noise or the DSL mapper's own cost")
@@ -2047,27 +2051,37 @@ def mapping_cost_note(summary: dict, root: Path) -> str | None:
     # a benchmark's profiling execution runs other iterations than a measured one: its counts are no execution's
     if start_run is None or (start_run[0].profile or {}).get("iterations"):
         return None
-    cost = short_task_cost(start_run[1], protocol.measured_time(start_run[0]))
+    # the profile counts a whole execution's tasks: weighed against its wall time, not the metric (maybe one step's)
+    result = start_run[0]
+    walls = [a.wall_s for a in result.attempts if a.exit_code == 0 and a.result]
+    walls = walls[-(result.settings.get("measured_runs") or len(walls)):]
+    cost = short_task_cost(start_run[1], statistics.median(walls) if walls else None)
     return (f"Note: the start program ({start}) measured slower than Legion's default mapper, and {cost}: that cost "
             "may be the difference." if cost else None)
 
 
-def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: float) -> str | None:
+def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: float, command: str = "tune"
+                 ) -> str | None:
     """`next_step`'s first words where the final comparison's measurements were warned of as "Short measurement" or
-    "Noisy measurement" (`titles`, `_print_summary`'s): too short or noisy to conclude, and what gives each execution
-    more work (as `protocol.noise_warnings` says it: `calibrated`, `larger`, `min_time_s`); None where neither was."""
-    short, noisy = "Short measurement" in titles, "Noisy measurement" in titles
+    "Noisy measurement" (`titles`, `_print_summary`'s; `command` "compare": its final measurement's, "Short
+    measurement in the final measurement", and its Next's): too short or noisy to conclude, and what gives each
+    execution more work (as `protocol.noise_warnings` says it: `calibrated`, `larger`, `min_time_s`); None where
+    neither was."""
+    where = " in the final measurement" if command == "compare" else ""
+    said = " and ".join(f"{title}{where}" for title in ("Short measurement", "Noisy measurement")
+                        if f"{title}{where}" in titles)
+    short, noisy = f"Short measurement{where}" in titles, f"Noisy measurement{where}" in titles
     if not (short or noisy):
         return None
     more = f"--min-time {max(2 * min_time_s, protocol.MIN_TIME_S):g}"
     work = " or ".join(filter(None, [larger, more])) if calibrated else protocol.USER_WORK
     what = " and ".join(word for word, warned in (("too short", short), ("too noisy", noisy)) if warned)
-    said = " and ".join(title for title in ("Short measurement", "Noisy measurement") if title in titles)
     # a finished tune's final comparison is not measured again: only a new tune measures longer executions
-    how = (f"give each execution more work, with {work}, and tune again"
+    how = (f"give each execution more work, with {work}, and {command} again"
            + (" (more --final-rounds or a quieter machine also narrows the intervals)" if noisy else "") if short else
-           f"tune again with more --final-rounds, {work}, or on a quieter machine")
-    return f"the final comparison's measurements were {what} to conclude ({said} above): {how}"
+           f"{command} again with more --final-rounds, {work}, or on a quieter machine")
+    measured = "the final measurement's executions" if where else "the final comparison's measurements"
+    return f"{measured} were {what} to conclude ({said} above): {how}"
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
@@ -2492,8 +2506,10 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         elif estimates[best].noisy or estimates[name].noisy:
             # The rule counts no difference from such measurements (docs/tuning.md, point 7): said with its reason
             # rather than calling the ratio "significant" and then not counting it.
-            wide = " and ".join(f"{_label(n, own)}'s ±{100 * estimates[n].half_width:.0f} %" for n in (best, name)
-                                if estimates[n].noisy)
+            # printed as the Noisy measurement line prints them: 10.3, not 10, beside "exceed the ±10 %"
+            wide = " and ".join(f"{_label(n, own)}'s ±"
+                                f"{protocol._above(100 * estimates[n].half_width, 100 * protocol.NOISY_HALF_WIDTH)} %"
+                                for n in (best, name) if estimates[n].noisy)
             verdict = (f" [yellow]Not counted as a difference: {wide} (above) exceed the ±"
                        f"{100 * protocol.NOISY_HALF_WIDTH:.0f} % within which a measurement's difference counts, as a "
                        "changing load moves such measurements more than their intervals show; measure again with a "

@@ -80,9 +80,9 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
                                           changed_build, check_endpoint_first, check_options, check_start_file,
-                                          continued_by, final_round_check, keep_reference, memory_now, next_line,
-                                          option_words, print_new_notes, require_known_size, require_same_build,
-                                          require_same_machine, require_start_file, tests_size_note)
+                                          continued_by, final_round_check, keep_reference, measure_more, memory_now,
+                                          next_line, option_words, print_new_notes, require_known_size,
+                                          require_same_build, require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, held_elsewhere,
                                        hold_program_folder, joined_names, measured_values, rebuilt_iterations,
@@ -2484,8 +2484,12 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
            f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more"
            if final else "its score is its run's own measurement; the final measurement, which the command "
            "without --report-only makes, tells")
-    lines.append(next_line([f"{keep.replace('it', named, 1)}: the best mapper found is not shown faster than it: "
-                            f"{why}"], "comparison"))
+    settings = summary.get("settings", {})
+    unsure = measure_more([title for title, _ in summary.get("noise_warnings") or []],
+                          not isinstance(bench, UserApp), larger_size(bench, settings.get("size")),
+                          settings.get("min_time_s", protocol.MIN_TIME_S), "compare")
+    lines.append(next_line([*filter(None, [unsure]), f"{keep.replace('it', named, 1)}: the best mapper found is not "
+                            f"shown faster than it: {why}"], "comparison"))
     return lines
 
 

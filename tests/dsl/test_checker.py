@@ -310,6 +310,7 @@ def test_a_task_named_by_a_cpp_enum_value_gets_the_task_its_name_contains(circui
     d = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "W315", replace(circuit, discovered_as="circuit -steps 0"))
     alone = only("Task UPDATE_VOLTAGES_TASK_ID CPU;", "E225", replace(circuit, discovered_as="circuit -steps 0"))
     assert alone.hints[0] == "did you mean 'update_voltages' for 'UPDATE_VOLTAGES_TASK_ID'?", alone
+    assert note in alone.notes, alone  # as W315 says it: E225 had only the hint
     assert d.hints[0] == "did you mean 'update_voltages'?" and note in d.notes, d
     d = only("Task my_update_voltages_copy CPU;", "E202", circuit)
     assert "looks like a C++ enum value" not in " ".join(d.notes), d

@@ -1166,3 +1166,42 @@ def test_a_line_saying_error_0_is_not_called_a_failure(tmp_path, monkeypatch):
         assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", f"f{n}"]) == 1
         reason = json.loads((tmp_path / f"f{n}" / "result.json").read_text())["reason"]
         assert reason.endswith(f"; its last line that looks like a failure: {failing!r}"), reason
+
+
+def test_profile_without_a_dsl_mapper_suggests_a_mapper_the_program_has(timed_exe, tmp_path, capsys, monkeypatch):
+    """`run --app ... --profile` without a DSL mapper: the hint named `--mapper expert`, which a user's program does
+    not have (`error: timed has no expert mapper`); it gives the DSL mapper to write instead, and that one runs."""
+    monkeypatch.chdir(tmp_path)
+    app = ["run", "--app", f"{timed_exe} -reps 2", "--once"]
+    assert main([*app, "--profile"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "error: --profile needs a DSL mapper" in said and "expert" not in said, said
+    written = re.search(r"--mapper start\.dsl, with in start\.dsl a DSL mapper that maps as Legion's default mapper "
+                        r"does: `([^`]+)`", said)
+    assert written, said
+    Path("start.dsl").write_text(written[1].replace("; ", ";\n") + "\n")
+    assert main([*app, "--mapper", "start.dsl", "--profile", "--out", "run"]) == 0
+    assert json.loads(Path("run", "result.json").read_text())["profile"], capsys.readouterr()
+
+
+def test_a_verify_pattern_missing_a_number_between_its_words_is_blamed_not_the_mapper(timed_exe, tmp_path, capsys,
+                                                                                       monkeypatch):
+    """`--verify-pattern 'residual OK'` against a program that prints `final residual 4.486084e-02 OK`: the reason
+    quoted the output's last line, and the advice named the mapper's Layout statement first, as the metric pattern's
+    typo is not: the line with the pattern's words is quoted, and the pattern is said to be the likely cause."""
+    monkeypatch.chdir(tmp_path)
+    wrapper = tmp_path / "prog.sh"
+    wrapper.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "final residual 4.486084e-02 OK"\n'
+                       'echo "time per step: 20.334 ms"\n')
+    wrapper.chmod(0o755)
+    Path("m.dsl").write_text("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order;\n")
+    assert main(["run", "--app", f"{wrapper} -reps 2", "--mapper", "m.dsl", "--verify-pattern", "residual OK",
+                 "--once", "--out", "run"]) == 1
+    capsys.readouterr()
+    reason = json.loads(Path("run", "result.json").read_text())["reason"]
+    assert reason == ("the output does not match the verify pattern /residual OK/; its line 'final residual "
+                      "4.486084e-02 OK' holds the pattern's words 'residual' and 'OK' with other text between them"), \
+        reason
+    feedback = json.loads(Path("run", "feedback.json").read_text())
+    assert "A suspect is the mapper's" not in feedback["explanation"], feedback
+    assert feedback["suggestion"].startswith("The verify pattern, not the mapper, is likely the cause"), feedback

@@ -140,3 +140,20 @@ def test_explain_says_how_statements_reach_the_top_level_task(tmp_path, blocksum
     assert code == 1 and "error[E202]: task 'top_level' is the top-level task" in out, out
     code, out = check(capsys, tmp_path, "Task * CPU;\nControlReplicate top_level;\n", str(blocksum_exe))
     assert "E202" not in out, out
+
+
+def test_runs_e225_for_enum_names_pastes_the_program_and_says_they_are_enum_values(tmp_path, blocksum_exe, capsys):
+    """`run` refuses a mapper that names tasks only by their C++ enum IDs with E225, as `check` does: its command to
+    check with other flags gives the program (it printed `--app ...`), and it says, as W315 does, that such a name
+    is a C++ enum value."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nTask UPDATE_TASK_ID CPU;\nRegion * * CPU SYSMEM;\n")
+    assert main(["run", "--app", f"{blocksum_exe} -unnamed", "--mapper", str(mapper), "--once", "--out",
+                 str(tmp_path / "run")]) == 1
+    out = capsys.readouterr()
+    printed = " ".join((out.out + out.err).split())
+    assert "error[E225]: the one task this mapper names did not run in discovery" in printed, printed
+    assert (f"check with their flags after `--`: `mapperopt check {mapper} --app '{blocksum_exe} -unnamed' -- "
+            "FLAGS`") in printed, printed
+    assert ("note: 'UPDATE_TASK_ID' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
+            "registered with, not by C++ names") in printed, printed

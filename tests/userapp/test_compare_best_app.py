@@ -1,12 +1,14 @@
 """`compare` of a program of the user's (--app) ends, as a benchmark's comparison does, with its best mapper's file and
 the `mapperopt run` command that runs it: that command gives the program as the comparison did (--app, its metric and
-its own arguments after `--`), and runs as printed. tests/app/timed.cc."""
+its own arguments after `--`), and runs as printed; its Next says first that executions too short to conclude from
+need more work, as tune's does. tests/app/timed.cc."""
 
 from __future__ import annotations
 
 import json
 import shlex
 
+from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
 
 
@@ -25,7 +27,12 @@ def test_compare_of_an_own_program_gives_the_run_command_of_its_best_mapper(time
     assert line.endswith(f": {path}; run it with: {command}"), out
     assert "(random, run 1)" in line and "Legion's default mapper's = 1" in line, out
     [step] = [line for line in out.splitlines() if line.startswith("Next:")]
-    assert step.startswith("Next: keep Legion's default mapper (run without --mapper): "), out
+    # executions of a few ms: said first, as tune's Next says it, before which mapper to keep
+    assert "Short measurement in the final measurement: " in out, out
+    assert step.startswith("Next: the final measurement's executions were too short to conclude (Short measurement "
+                           "in the final measurement above): give each execution more work, with "
+                           f"{protocol.USER_WORK}, and compare again; keep Legion's default mapper (run without "
+                           "--mapper): "), out
     assert main(shlex.split(command)[1:]) == 0
     ran = " ".join(capsys.readouterr().out.split())
     assert "timed with the best.dsl mapper" in ran and "│ status │ ok │" in ran, ran

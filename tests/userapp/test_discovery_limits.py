@@ -114,6 +114,7 @@ def test_check_explain_and_compile_take_keep_app_mapper(tmp_path, foreign_exe, c
     assert code == 1 and "E224" in out, out
     code, out = check(capsys, mapper, "--app", app, "--keep-app-mapper")
     assert code == 0 and f"those of `mapperopt run --app {app} --keep-app-mapper --size ci`" in out, out
+    assert "W332" not in out, out  # the program has a mapper of its own to keep
     assert main(["explain", str(mapper), "--app", str(app), "--keep-app-mapper"]) == 0
     text = capsys.readouterr().out
     # the tasks the DSL names no statement for are the program's mapper's, not Legion's default mapper's
@@ -243,3 +244,22 @@ def test_runs_note_r453_for_an_inner_tasks_region_says_it_is_mapped_virtually(tm
     assert "has 'data' among its names" not in note, note
     assert note.startswith("note R453: m/tree.dsl:3: this Region statement matched nothing in this run: "), note
     assert "'fill' is an inner task" in note and "mapped virtually" in note, note
+
+
+def test_keep_app_mapper_for_a_program_without_a_mapper_of_its_own_is_said_to_keep_nothing(tmp_path, timed_exe,
+                                                                                            capsys):
+    """--keep-app-mapper on a program that registers no mapper (tests/app/timed.cc) was accepted silently: one may
+    read it as keeping Legion's default mapper for the tasks no statement names. check and run say it keeps
+    nothing."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nRegion * * CPU SYSMEM;\n")
+    said = ("note[W332]: --keep-app-mapper keeps nothing here: the program registers no mapper of its own "
+            "(discovery saw none), so this mapper maps every task, as without the option")
+    code, out = check(capsys, mapper, "--app", timed_exe, "--keep-app-mapper")
+    assert code == 0 and said in out, out
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 0 and "W332" not in out, out
+    assert main(["run", "--app", f"{timed_exe} -reps 2", "--mapper", str(mapper), "--keep-app-mapper", "--once",
+                 "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr()
+    assert said in " ".join((out.out + out.err).split()), out

@@ -40,6 +40,21 @@ def test_a_region_name_of_a_program_that_names_none_gets_the_index_and_attach_na
     assert code == 0 and "E203" not in out, out
 
 
+def test_a_field_ids_enum_name_for_a_region_is_said_to_be_a_field(tmp_path, timed_exe, capsys):
+    """The C++ enum name of a field ID (timed.cc's FID_X) where a region goes: E203 says, as W315 says of a task ID's
+    name, that it looks like a C++ enum value, here a field's, and that a field selects no argument."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Region work FID_X CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 1 and "error[E203]: unknown region 'FID_X' for task 'work'" in out, out
+    assert "`Region work 0 CPU SYSMEM;`" in out, out
+    assert ("note: 'FID_X' looks like a C++ enum value (a field ID): a statement selects a task's region argument by "
+            "its region's name or its index, never by a field") in out, out
+    mapper.write_text("Region work pieces CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 1 and "looks like a C++ enum value" not in out, out
+
+
 def test_explain_shows_the_unnamed_argument_as_a_dash(tmp_path, timed_exe, capsys):
     """What the hint quotes: explain's row of the argument, with '-' as its name."""
     mapper = tmp_path / "empty.dsl"
