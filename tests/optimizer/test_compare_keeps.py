@@ -128,8 +128,8 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "Left out, not tuned to 2 iterations yet: random-1." in out, out
     assert f"Note: {journal} line 2 is damaged (not valid JSON: " in out, out
-    assert "skipped, as an iteration that never finished (the command without --report-only measures it " \
-           "again)." in out, out
+    assert (f"skipped, as an iteration that never finished; the journal's next record moves it to {journal}.damaged "
+            "(the command without --report-only measures it again).") in out, out
 
     # An emptied journal: the comparison is not tuned again over the run's iterations.
     journal.write_bytes(b"")
