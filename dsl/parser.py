@@ -10,9 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import os
 import re
-import stat
 import threading
 import unicodedata
 from importlib import resources
@@ -25,7 +23,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
 from mapperopt.errors import MapperoptError
-from mapperopt.files import NotUtf8, decode_utf8
+from mapperopt.files import NotUtf8, decode_utf8, read_capped
 
 INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
@@ -87,17 +85,11 @@ def read_source(path) -> str:
     """
     require_utf8_name(str(path))
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-            info = os.fstat(f.fileno())
+        data = read_capped(path, MAX_SOURCE_BYTES, "a DSL file",
+                           "a mapper needs few statements (`*` and functions select many tasks at once): is this the "
+                           "file you meant?")
     except OSError as exc:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
-    if len(data) > MAX_SOURCE_BYTES:
-        size = f"{info.st_size:,}" if stat.S_ISREG(info.st_mode) else f"more than {MAX_SOURCE_BYTES:,}"
-        raise MapperoptError(f"{path} has {size} bytes: a DSL file has at most {MAX_SOURCE_BYTES >> 20} MiB "
-                             f"({MAX_SOURCE_BYTES:,} bytes)",
-                             hint="a mapper needs few statements (`*` and functions select many tasks at once): is "
-                                  "this the file you meant?")
     try:
         return decode_utf8(data)
     except NotUtf8 as exc:
