@@ -601,7 +601,7 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
             raise MapperoptError(f"--mapper {mapper} is a folder, not a DSL file" + (
                 f": its .dsl files are {named}" if files else ", and it holds no .dsl file"),
                 hint="--mapper takes one DSL file (or default" + (", expert" if cfg.expert else "") + ")")
-        if not path.is_file():
+        if not path.exists():  # a device or a pipe (/dev/stdin) exists: `read_source` reads it up to its limit
             keywords = ["default", "expert"] if cfg.expert else ["default"]  # a user's program has no expert
             keyword = closest(str(path).lower(), keywords, cutoff=0.7)  # the keywords are lower case: DEFAULT too
             raise MapperoptError(f"mapper file {path} not found",

@@ -56,19 +56,26 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     elif start == "random":
         point = space.random_point(random.Random(f"start:{seed}"))
     else:
-        path = Path(start)
-        if not path.is_file():
-            raise _start_not_found(start)
-        return read_source(path), None
+        _require_start_path(start)
+        return read_source(start), None
     return space.render(point), point
 
 
-def _start_not_found(start: str) -> MapperoptError:
-    """The error for a --start file that does not exist, naming the keyword it is close to (`defualt`)."""
-    keyword = closest(str(start), ["default", "random"], cutoff=0.7)
-    return MapperoptError(f"start program {start} not found",
-                          hint=(f"did you mean --start {keyword}? " if keyword else "")
-                          + "use --start default, random or a DSL file")
+def _require_start_path(start: str) -> None:
+    """Refuses a --start file that does not exist, naming the keyword it is close to (`defualt`), or a folder. A
+    device or a pipe exists: `read_source` reads it up to its limit.
+
+    Raises:
+        MapperoptError: naming it.
+    """
+    if Path(start).is_dir():
+        raise MapperoptError(f"--start {start} is a folder, not a DSL file", hint="use --start default, random or a "
+                             "DSL file")
+    if not Path(start).exists():
+        keyword = closest(str(start), ["default", "random"], cutoff=0.7)
+        raise MapperoptError(f"start program {start} not found",
+                             hint=(f"did you mean --start {keyword}? " if keyword else "")
+                             + "use --start default, random or a DSL file")
 
 
 def require_start_file(start: str, check_with: Sequence[str]) -> None:
@@ -83,8 +90,7 @@ def require_start_file(start: str, check_with: Sequence[str]) -> None:
         return
     from mapperopt.dsl.commands import exit_on_syntax_error
 
-    if not Path(start).is_file():
-        raise _start_not_found(start)
+    _require_start_path(start)
     with exit_on_syntax_error(start):
         text = read_source(start)
     _parse_start(start, text, check_with)
