@@ -21,7 +21,7 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 from mapperopt.dsl import ast as A
-from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
+from mapperopt.dsl.errors import Diagnostic, DslSyntaxError, source_lines
 from mapperopt.errors import MapperoptError
 from mapperopt.files import NotUtf8, decode_utf8, read_capped
 
@@ -667,7 +667,7 @@ def _closing(tokens: list[Token]) -> int:
 
 
 def _line_has_comment_after(text: str, tok: Token) -> bool:
-    line = text.splitlines()[tok.end_line - 1]
+    line = source_lines(text)[tok.end_line - 1]
     return "//" in line[tok.end_column - 1 :]
 
 
@@ -1321,7 +1321,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if def_at is not None:
             header = f"def {tokens[def_at + 1]}{_join_tokens(tokens[def_at + 2:])}"
             # a comment after the ')' would swallow a '{' added at the end of the line
-            rest = text.splitlines()[prev.end_line - 1][prev.end_column - 1:].strip()
+            rest = source_lines(text)[prev.end_line - 1][prev.end_column - 1:].strip()
             where = ("after the parameter list" if token.line == prev.end_line else
                      f"after the ')' of line {prev.end_line}" if rest else f"at the end of line {prev.end_line}")
             return error("E100", f"unexpected '{tok_text}'; expected '{{'", line, col, tok_text,

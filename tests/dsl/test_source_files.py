@@ -148,3 +148,21 @@ def test_a_folder_given_as_start_is_said_to_be_a_folder(tmp_path, command, capsy
     err = capsys.readouterr().err
     assert err.startswith("error: --start mappers is a folder, not a DSL file\n  hint: use --start default, random "
                           "or a DSL file"), err
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u0085", "\x0c", "\x1e"])
+def test_the_excerpt_shows_the_line_the_error_is_on_after_a_character_python_breaks_lines_at(tmp_path, brk):
+    """A U+2028 (pasted from a web page), NEL, form feed or record separator in a comment ends no line of the DSL,
+    but the excerpt split the text where Python's str.splitlines() does: it showed the comment's tail as line 2."""
+    path = tmp_path / "breaks.dsl"
+    path.write_text(f"Task * CPU; # a{brk} x\nRegion * * CPU SYSMEMM;\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert f"{path}:2:16: error[E107]" in result.output, result.output
+    assert "  2 | Region * * CPU SYSMEMM;\n    |                ^" in result.output, result.output
+    # An error at such a character shows it escaped, as other control characters are, not the line cut there.
+    path.write_text(f"Task * CPU;\nTask {brk} * CPU;\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    shown = f"\\x{ord(brk):02x}" if ord(brk) < 0x100 else f"\\u{ord(brk):04x}"
+    assert f"{path}:2:6: error[E104]" in result.output and f"  2 | Task {shown} * CPU;\n    |      ^" in result.output, \
+        result.output
