@@ -164,5 +164,5 @@ def test_the_excerpt_shows_the_line_the_error_is_on_after_a_character_python_bre
     path.write_text(f"Task * CPU;\nTask {brk} * CPU;\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["check", str(path)])
     shown = f"\\x{ord(brk):02x}" if ord(brk) < 0x100 else f"\\u{ord(brk):04x}"
-    assert f"{path}:2:6: error[E104]" in result.output and f"  2 | Task {shown} * CPU;\n    |      ^" in result.output, \
-        result.output
+    assert f"{path}:2:6: error[E104]" in result.output, result.output
+    assert f"  2 | Task {shown} * CPU;\n    |      ^" in result.output, result.output
