@@ -20,7 +20,8 @@ from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benc
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, dsl_mapper_hint,
-                                          output_checked, relative_paths_note, run_notes, wrapped_programs)
+                                          output_checked, read_app_file, relative_paths_note, run_notes,
+                                          wrapped_programs)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
@@ -543,8 +544,8 @@ def _named_in(spec: str | None) -> str | None:
     import yaml
 
     try:
-        data = yaml.safe_load(Path(spec).read_text()) if spec and spec.endswith((".yaml", ".yml")) else None
-    except (OSError, ValueError, yaml.YAMLError):
+        data = yaml.safe_load(read_app_file(spec)) if spec and spec.endswith((".yaml", ".yml")) else None
+    except (OSError, ValueError, yaml.YAMLError, MapperoptError):
         return None
     named = data.get("app") if isinstance(data, dict) else None
     return named if isinstance(named, str) and named else None

@@ -173,6 +173,11 @@ KILLED_BY_ANY = ", by the kernel's out-of-memory killer or by another process"
 UNREAD_OWN_CHECK = "the program's own check cannot be read: "
 
 
+# A user's program's result line (docs/own-app.md): the tag may be indented, or prefixed by mpirun --tag-output's
+# "[job,rank]<stdout>:" (a benchmark's line, `parse_output`'s, starts with RESULT_PREFIX itself).
+OWN_RESULT_LINE = re.compile(r"[ \t]*(?:\[\d+,\d+\]<stdout>:[ \t]*)?" + re.escape(RESULT_PREFIX))
+
+
 def own_check(stdout: str) -> tuple[dict | None, str | None, bool]:
     """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line of `stdout` (docs/own-app.md):
     (the first line that says "verified": false, else None; why a line cannot be read, naming it, else None; whether
@@ -180,14 +185,15 @@ def own_check(stdout: str) -> tuple[dict | None, str | None, bool]:
     failed = unread = None
     passed = False
     for number, line in enumerate(stdout.split("\n"), 1):  # numbered as an editor numbers them
-        if not line.startswith(RESULT_PREFIX):
+        tagged = OWN_RESULT_LINE.match(line)
+        if not tagged:
             continue
-        text = line[len(RESULT_PREFIX):]
+        text = line[tagged.end():]
         why = None
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            why = f"it is not valid JSON ({exc.msg} at column {exc.colno + len(RESULT_PREFIX)})"
+            why = f"it is not valid JSON ({exc.msg} at column {exc.colno + tagged.end()})"
         else:
             if not isinstance(value, dict):
                 why = "it is not a JSON object"
@@ -601,7 +607,7 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
             raise MapperoptError(f"--mapper {mapper} is a folder, not a DSL file" + (
                 f": its .dsl files are {named}" if files else ", and it holds no .dsl file"),
                 hint="--mapper takes one DSL file (or default" + (", expert" if cfg.expert else "") + ")")
-        if not path.is_file():
+        if not path.exists():  # a device or a pipe (/dev/stdin) exists: `read_source` reads it up to its limit
             keywords = ["default", "expert"] if cfg.expert else ["default"]  # a user's program has no expert
             keyword = closest(str(path).lower(), keywords, cutoff=0.7)  # the keywords are lower case: DEFAULT too
             raise MapperoptError(f"mapper file {path} not found",

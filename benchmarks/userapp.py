@@ -37,7 +37,7 @@ from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flag
                                        require_app, require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, UsageError, closest, signal_name
-from mapperopt.files import NotUtf8, decode_utf8, read_json, write_atomically, writing_in
+from mapperopt.files import NotUtf8, decode_utf8, read_capped, read_json, write_atomically, writing_in
 from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -513,6 +513,23 @@ def _duplicate_problem(where: str, keys: tuple[str, ...], lines: list[int]) -> M
                           "replace the earlier)", hint="keep one of them")
 
 
+# Stated limit: an application file has at most this many bytes, and no more is read. Such a file is tens of lines;
+# the DSL file's limit (parser.MAX_SOURCE_BYTES), far above that, already keeps the YAML parse under a second.
+MAX_APP_FILE_BYTES = 1 << 20
+
+
+def read_app_file(path: str | os.PathLike) -> bytes:
+    """The bytes of the application file `path`: a regular file of at most MAX_APP_FILE_BYTES (a device such as
+    /dev/zero would take all memory, a FIFO wait for a writer).
+
+    Raises:
+        OSError: it cannot be read.
+        MapperoptError: it is not a regular file, or is over the limit.
+    """
+    return read_capped(path, MAX_APP_FILE_BYTES, "an application file", "an application file is tens of lines: is "
+                       "this the file you meant?", regular_only=True)
+
+
 def load_app_file(path: str | os.PathLike) -> UserApp:
     """Read an application file (`mapperopt.yaml`).
 
@@ -526,7 +543,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     where = str(path)
     try:
         marks: dict = {}
-        data, duplicates = _read_yaml(decode_utf8(path.read_bytes()), where, marks)
+        data, duplicates = _read_yaml(decode_utf8(read_app_file(path)), where, marks)
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
     except NotUtf8 as exc:

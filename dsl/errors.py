@@ -14,6 +14,7 @@ A diagnostic about the whole file (line 0: a statement it lacks, a check it coul
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ class Diagnostic:
         its lines) is given and holds the line."""
         label = "warning" if self.severity == "warning" else self.severity
         out = [f"{self.loc}: {label}[{self.code}]: {self.message}"]
-        lines = source_text if isinstance(source_text, list) else source_text.splitlines() if source_text else []
+        lines = source_text if isinstance(source_text, list) else source_lines(source_text) if source_text else []
         if 1 <= self.loc.line <= len(lines):
             text, at = _window(lines[self.loc.line - 1], max(self.loc.col - 1, 0))
             num = str(self.loc.line)
@@ -75,10 +76,22 @@ class Diagnostic:
         return "\n".join(out)
 
 
+# The DSL's line breaks, as its lexer counts lines: not the others str.splitlines() knows (U+2028, NEL, form feed).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines of the DSL text `text`, as its lexer numbers them (without a last empty one after a final break)."""
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def _visible(c: str) -> str:
     """The character `c` as a source line shows it: a control character other than a tab (a NUL of a binary file)
-    as its escape, `\\x00`, never written raw to the terminal."""
-    return f"\\x{ord(c):02x}" if c != "\t" and unicodedata.category(c) == "Cc" else c
+    as its escape, `\\x00`, never written raw to the terminal; a line or paragraph separator as `\\u2028`."""
+    if c != "\t" and unicodedata.category(c) == "Cc":
+        return f"\\x{ord(c):02x}"
+    return f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Zl", "Zp") else c  # a terminal would break the line
 
 
 def _window(text: str, at: int) -> tuple[str, int]:
@@ -112,7 +125,7 @@ def render_all(diagnostics: list[Diagnostic], source_text: str | None, repeats: 
     `diagnostics`, as `check` returns them), are counted in the same way, before the warnings."""
     if left_out is None:
         left_out = getattr(diagnostics, "left_out", {})
-    lines = source_text.splitlines() if source_text else []  # split once: linear in the number of diagnostics
+    lines = source_lines(source_text) if source_text else []  # split once: linear in the number of diagnostics
     shown: dict[str, int] = {}
     left: dict[tuple[str, str, str], int] = {}  # (file, severity, code) -> how many were not shown
     out = []

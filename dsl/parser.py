@@ -10,9 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import os
 import re
-import stat
 import threading
 import unicodedata
 from importlib import resources
@@ -23,9 +21,9 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 from mapperopt.dsl import ast as A
-from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
+from mapperopt.dsl.errors import Diagnostic, DslSyntaxError, source_lines
 from mapperopt.errors import MapperoptError
-from mapperopt.files import NotUtf8, decode_utf8
+from mapperopt.files import NotUtf8, decode_utf8, read_capped
 
 INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
@@ -87,17 +85,11 @@ def read_source(path) -> str:
     """
     require_utf8_name(str(path))
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-            info = os.fstat(f.fileno())
+        data = read_capped(path, MAX_SOURCE_BYTES, "a DSL file",
+                           "a mapper needs few statements (`*` and functions select many tasks at once): is this the "
+                           "file you meant?")
     except OSError as exc:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
-    if len(data) > MAX_SOURCE_BYTES:
-        size = f"{info.st_size:,}" if stat.S_ISREG(info.st_mode) else f"more than {MAX_SOURCE_BYTES:,}"
-        raise MapperoptError(f"{path} has {size} bytes: a DSL file has at most {MAX_SOURCE_BYTES >> 20} MiB "
-                             f"({MAX_SOURCE_BYTES:,} bytes)",
-                             hint="a mapper needs few statements (`*` and functions select many tasks at once): is "
-                                  "this the file you meant?")
     try:
         return decode_utf8(data)
     except NotUtf8 as exc:
@@ -675,7 +667,7 @@ def _closing(tokens: list[Token]) -> int:
 
 
 def _line_has_comment_after(text: str, tok: Token) -> bool:
-    line = text.splitlines()[tok.end_line - 1]
+    line = source_lines(text)[tok.end_line - 1]
     return "//" in line[tok.end_column - 1 :]
 
 
@@ -1329,7 +1321,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if def_at is not None:
             header = f"def {tokens[def_at + 1]}{_join_tokens(tokens[def_at + 2:])}"
             # a comment after the ')' would swallow a '{' added at the end of the line
-            rest = text.splitlines()[prev.end_line - 1][prev.end_column - 1:].strip()
+            rest = source_lines(text)[prev.end_line - 1][prev.end_column - 1:].strip()
             where = ("after the parameter list" if token.line == prev.end_line else
                      f"after the ')' of line {prev.end_line}" if rest else f"at the end of line {prev.end_line}")
             return error("E100", f"unexpected '{tok_text}'; expected '{{'", line, col, tok_text,

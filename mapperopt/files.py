@@ -8,6 +8,7 @@ import errno
 import json
 import math
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Collection, Iterator, Mapping
@@ -186,6 +187,40 @@ def decode_utf8(data: bytes) -> str:
         before = data[: exc.start]
         column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
         raise NotUtf8(before.count(b"\n") + 1, column, data[exc.start]) from None
+
+
+# What `read_capped` calls a file of each kind that is not a regular file.
+_NOT_REGULAR = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
+                stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+
+
+def read_capped(path: str | Path, limit: int, what: str, hint: str, regular_only: bool = False) -> bytes:
+    """The bytes of the file `path` that the user gave (`what`: "a DSL file"), read no further than `limit` bytes:
+    a device such as /dev/zero, or a huge file, would take all memory.
+
+    Args:
+        hint: what to check when the file is over the limit.
+        regular_only: refuse, unopened, what is not a regular file (a FIFO would wait for a writer).
+
+    Raises:
+        OSError: the file cannot be opened or read.
+        MapperoptError: it has more than `limit` bytes (its size, or "more than" the limit for a device), or, with
+            `regular_only`, it is not a regular file.
+    """
+    if regular_only:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _NOT_REGULAR.get(stat.S_IFMT(mode), "a special file")
+            raise MapperoptError(f"{path} is not a regular file ({kind}): {what} is a file of text",
+                                 hint="is this the file you meant?")
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+        info = os.fstat(f.fileno())
+    if len(data) > limit:
+        size = f"{info.st_size:,}" if stat.S_ISREG(info.st_mode) else f"more than {limit:,}"
+        raise MapperoptError(f"{path} has {size} bytes: {what} has at most {limit >> 20} MiB ({limit:,} bytes)",
+                             hint=hint)
+    return data
 
 
 def restore_hint(kind: str) -> str:

@@ -56,19 +56,26 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     elif start == "random":
         point = space.random_point(random.Random(f"start:{seed}"))
     else:
-        path = Path(start)
-        if not path.is_file():
-            raise _start_not_found(start)
-        return read_source(path), None
+        _require_start_path(start)
+        return read_source(start), None
     return space.render(point), point
 
 
-def _start_not_found(start: str) -> MapperoptError:
-    """The error for a --start file that does not exist, naming the keyword it is close to (`defualt`)."""
-    keyword = closest(str(start), ["default", "random"], cutoff=0.7)
-    return MapperoptError(f"start program {start} not found",
-                          hint=(f"did you mean --start {keyword}? " if keyword else "")
-                          + "use --start default, random or a DSL file")
+def _require_start_path(start: str) -> None:
+    """Refuses a --start file that does not exist, naming the keyword it is close to (`defualt`), or a folder. A
+    device or a pipe exists: `read_source` reads it up to its limit.
+
+    Raises:
+        MapperoptError: naming it.
+    """
+    if Path(start).is_dir():
+        raise MapperoptError(f"--start {start} is a folder, not a DSL file", hint="use --start default, random or a "
+                             "DSL file")
+    if not Path(start).exists():
+        keyword = closest(str(start), ["default", "random"], cutoff=0.7)
+        raise MapperoptError(f"start program {start} not found",
+                             hint=(f"did you mean --start {keyword}? " if keyword else "")
+                             + "use --start default, random or a DSL file")
 
 
 def require_start_file(start: str, check_with: Sequence[str]) -> None:
@@ -83,8 +90,7 @@ def require_start_file(start: str, check_with: Sequence[str]) -> None:
         return
     from mapperopt.dsl.commands import exit_on_syntax_error
 
-    if not Path(start).is_file():
-        raise _start_not_found(start)
+    _require_start_path(start)
     with exit_on_syntax_error(start):
         text = read_source(start)
     _parse_start(start, text, check_with)
@@ -1510,12 +1516,23 @@ def intermittent_note(summary: dict, store: TuneStore, command: str) -> str | No
     """Said by tune last where a candidate of the final comparison (`summary`) that ran without failure in the search
     failed in that comparison: the same mapper both ran and failed, so the program fails intermittently (whatever
     the mapper, where a reference mapper failed there too); where that candidate is the pick, best.dsl is not shown
-    to work (`command` runs it). None otherwise."""
+    to work (`command` runs it). A failure there before the program ran (its check) is said to be no intermittency:
+    the mapper or the machine changed since the search. None otherwise."""
     measured, best = summary["measured"], summary["best"]
     ran = {f"iter-{r.iter}" for r in store.records if r.ok}
-    flaked = [n for n in measured if n in ran and measured[n]["estimate"] is None]
+    failed = [n for n in measured if n in ran and measured[n]["estimate"] is None]
+    # a reason is "stage: why"; a failure before the program starts (its check, its compilation) is no intermittency
+    static = [n for n in failed if (measured[n]["reason"] or "").split(":")[0] in ("parse", "check", "compile")]
+    flaked = [n for n in failed if n not in static]
+    changed = ""
+    if static:
+        files = ", ".join(str(store.root / f"iter-{int(n.removeprefix('iter-')):03d}" / "mapper.dsl") for n in static)
+        changed = (f"{' and '.join(static)} ran without failure in the search but failed the final comparison's "
+                   f"static check ({measured[static[0]]['reason']}); a static check gives the same answer every time: "
+                   f"the mapper compared there is not the text the search measured (see {files}), or this machine "
+                   "is not the one the search ran on.")
     if not flaked:
-        return None
+        return changed or None
     refs = [reference_name(n, summary.get("own_mapper")) for n in ("default", "expert")
             if n in measured and measured[n]["estimate"] is None]
     head = (f"The program fails intermittently{', whatever the mapper' if refs else ''}: {' and '.join(flaked)} ran "
@@ -1523,8 +1540,10 @@ def intermittent_note(summary: dict, store: TuneStore, command: str) -> str | No
             + (f"; {' and '.join(refs)} failed in it too." if refs else "."))
     if best in flaked:
         return (f"{head} So best.dsl (the search's pick) is not shown to work: make the program's failures stop (a "
-                f"race, or a resource it runs short of), then run it several times before using it: {command}")
-    return f"{head} The figures above are those of the mappers that ran; run best.dsl several times: {command}"
+                f"race, or a resource it runs short of), then run it several times before using it: {command}"
+                + (f" Also: {changed}" if changed else ""))
+    return (f"{head} The figures above are those of the mappers that ran; run best.dsl several times: {command}"
+            + (f" Also: {changed}" if changed else ""))
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:

@@ -214,12 +214,18 @@ class TuneStore:
                                          hint=_cut_hint(root, settings, numbered[i - 2][0] + 1 if i > 1 else 1, i)
                                          + damaged)
                 copied = next((n for n, r in numbered[:i - 1] if r == record), None)  # a line there twice
+                # every iteration recorded once, out of order (lines swapped): reordering keeps them all
+                swapped = sorted(r.iter for _, r in numbered) == list(range(1, len(numbered) + 1))
+                at = next((n for n, r in numbered if r.iter == i), None)
                 raise MapperoptError(f"{path} line {line} records iteration {record.iter}"
                                      + (f" again (as line {copied} does)" if copied else "")
                                      + f", where iteration {i} was expected: its records number the iterations 1, "
                                        "2, 3, ... in order",
                                      hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
-                                           "again; or " if copied else _cut_hint(root, settings, line, i)) + damaged)
+                                           "again; or " if copied else
+                                           f"line {at} records iteration {i}: put the lines in the order of their "
+                                           "iterations (each line's \"iter\"), then run the same command again; or "
+                                           if swapped else _cut_hint(root, settings, line, i)) + damaged)
         _require_recorded(root, settings, len(numbered))
         _require_as_measured(path, numbered, damaged)
         store = cls(root, settings, [record for _, record in numbered])

@@ -86,10 +86,13 @@ def test_a_folder_where_a_dsl_file_goes_is_refused_with_its_dsl_files_named(tmp_
     assert "it holds no .dsl file" in CliRunner().invoke(cli, [*args, str(folder)]).output
 
 
-@pytest.mark.parametrize("args", [["check"], ["fmt"], ["compile"]])
-def test_an_endless_file_is_read_only_up_to_the_size_limit(args):
+@pytest.mark.parametrize("args", [["check"], ["fmt"], ["compile"], ["run", "circuit", "--once", "--mapper"],
+                                  ["tune", "circuit", "--iters", "1", "--start"],
+                                  ["compare", "circuit", "--iters", "1", "--start"]])
+def test_an_endless_file_is_read_only_up_to_the_size_limit(args, tmp_path):
     """/dev/zero was read whole: all the machine's memory, then a MemoryError traceback. Under a 1 GiB address space
-    limit (far above what a bounded read needs, far below what /dev/zero would take) the command says the limit."""
+    limit (far above what a bounded read needs, far below what /dev/zero would take) the command says the limit.
+    `run --mapper` and `--start` said "not found" of this file that exists."""
     import resource
     import subprocess
     import sys
@@ -100,7 +103,7 @@ def test_an_endless_file_is_read_only_up_to_the_size_limit(args):
 
     exe = Path(sys.executable).with_name("mapperopt")
     done = subprocess.run([str(exe), *args, "/dev/zero"], capture_output=True, text=True, timeout=120,
-                          preexec_fn=limit_memory)
+                          preexec_fn=limit_memory, cwd=tmp_path)  # tune and compare: their runs/ folder
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("error: /dev/zero has more than 1,048,576 bytes: a DSL file has at most 1 MiB"), \
         done.stderr
@@ -133,3 +136,33 @@ def test_control_characters_are_shown_escaped_in_the_source_line(tmp_path):
     assert (f"{path}:2:8: error[E112]: not UTF-8 text (byte 0xe9)\n"
             "  2 | \\x07\tx = \\x00\ufffd;\n"
             "    |     \t        ^\n") in result.output, result.output
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_folder_given_as_start_is_said_to_be_a_folder(tmp_path, command, capsys, monkeypatch):
+    """--start of a folder said "not found" (it exists), and once devices were read as DSL files, "Is a directory"
+    without a hint."""
+    monkeypatch.chdir(tmp_path)  # their runs/ folder
+    (tmp_path / "mappers").mkdir()
+    assert main([command, "circuit", "--iters", "1", "--start", "mappers"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --start mappers is a folder, not a DSL file\n  hint: use --start default, random "
+                          "or a DSL file"), err
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u0085", "\x0c", "\x1e"])
+def test_the_excerpt_shows_the_line_the_error_is_on_after_a_character_python_breaks_lines_at(tmp_path, brk):
+    """A U+2028 (pasted from a web page), NEL, form feed or record separator in a comment ends no line of the DSL,
+    but the excerpt split the text where Python's str.splitlines() does: it showed the comment's tail as line 2."""
+    path = tmp_path / "breaks.dsl"
+    path.write_text(f"Task * CPU; # a{brk} x\nRegion * * CPU SYSMEMM;\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert f"{path}:2:16: error[E107]" in result.output, result.output
+    assert "  2 | Region * * CPU SYSMEMM;\n    |                ^" in result.output, result.output
+    # An error at such a character shows it escaped, as other control characters are, not the line cut there.
+    path.write_text(f"Task * CPU;\nTask {brk} * CPU;\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    shown = f"\\x{ord(brk):02x}" if ord(brk) < 0x100 else f"\\u{ord(brk):04x}"
+    assert f"{path}:2:6: error[E104]" in result.output, result.output
+    assert f"  2 | Task {shown} * CPU;\n    |      ^" in result.output, result.output

@@ -933,3 +933,18 @@ def test_a_tuning_folder_made_in_the_same_second_as_another_sorts_after_it(tmp_p
     last.mkdir(parents=True)
     root = TuneStore.new_root(tmp_path, "circuit")
     assert root.name > last.name and not root.exists(), root
+
+
+def test_swapped_journal_lines_are_said_to_be_out_of_order_with_the_line_that_records_the_iteration(tmp_path):
+    """Lines 2 and 3 swapped: the hint said to delete line 2 and the lines after it, and their folders, which throws
+    away measured iterations whose records are all there."""
+    store, path = journal_of_three(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0] + lines[2] + lines[1])
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message.startswith(f"{path} line 2 records iteration 3, where iteration 2 was expected"), \
+        raised.value
+    assert raised.value.hint == ("line 3 records iteration 2: put the lines in the order of their iterations (each "
+                                 "line's \"iter\"), then run the same command again; or restore the tuning folder "
+                                 "from a copy, or start a new one with `--new`"), raised.value.hint

@@ -491,3 +491,38 @@ def test_an_app_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte(tmp_pat
     assert err.startswith(f"error: {path}:2:11: not UTF-8 text (byte 0xe9)\n"), err
     assert "hint: an application file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)" in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("args", [["run", "--once", "--app"], ["check", "a.dsl", "--app"]])
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_an_app_file_that_is_not_a_regular_file_is_refused_unread(tmp_path, args, kind):
+    """/dev/zero behind a .yaml name was read whole (all the memory, then a MemoryError traceback) and a FIFO hung
+    for a writer: both are refused, unread, naming the kind of file. In a child under a 1 GiB address space limit and
+    a timeout, as the bug took the memory or never returned."""
+    import resource
+    import sys
+
+    path = tmp_path / "app.yaml"
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    (tmp_path / "a.dsl").write_text("Task * CPU;\n")
+    done = subprocess.run([str(Path(sys.executable).with_name("mapperopt")), *args, str(path)], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)))
+    assert done.returncode == 1, done.stderr
+    what = "a character device" if kind == "device" else "a FIFO"
+    assert done.stderr.startswith(f"error: {path} is not a regular file ({what}): an application file is a file of "
+                                  "text"), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_app_file_over_the_size_limit_is_refused_with_its_size(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("app: demo\n" + "#" * (1 << 20) + "\nexecutable: ./plain\nsizes: {ci: {}}\n")
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(path)
+    assert str(info.value).startswith(f"{path} has {path.stat().st_size:,} bytes: an application file has at most "
+                                      "1 MiB (1,048,576 bytes)\n  hint: an application file is tens of lines"), \
+        info.value

@@ -39,3 +39,27 @@ def test_a_pick_that_fails_its_final_comparison_is_said_intermittent(foreign_exe
     assert (f"ran without failure in the search but failed in the final comparison (run: {FLAKED})") in out, out
     assert "; the program's own mapper failed in it too." in out, out  # foreign registers a mapper of its own
     assert "So best.dsl (the search's pick) is not shown to work" in out, out
+
+
+def test_a_static_check_failure_in_the_final_comparison_is_not_called_intermittent(tmp_path, capsys, monkeypatch):
+    """A candidate that ran in the search but failed the final comparison's static check (here its journal record's
+    text was edited to map to a GPU this machine lacks) failed for a reason that does not vary from run to run: tune
+    said "The program fails intermittently" and advised running best.dsl several times."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # prose whole, as piped (pytest-xdist sets COLUMNS)
+    args = ["tune", "circuit", "--final-rounds", "1", "--repeats", "1", "--max-repeats", "1",
+            "--runs-dir", str(tmp_path / "runs")]
+    assert main([*args, "--iters", "2"]) == 0
+    (root,) = (tmp_path / "runs" / "circuit").glob("tune-*")
+    journal = root / "state.jsonl"
+    lines = journal.read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "dsl": "Task * GPU;\n"})
+    journal.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main([*args, "--iters", "3"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "iter-2 failed: check: " in out, out
+    assert "intermittent" not in out, out
+    assert ("iter-2 ran without failure in the search but failed the final comparison's static check (check: "
+            in out), out
+    assert ("a static check gives the same answer every time: the mapper compared there is not the text the search "
+            f"measured (see {root}/iter-002/mapper.dsl)") in out, out

@@ -58,3 +58,22 @@ def test_a_line_without_verified_is_no_check(tmp_path):
     rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"time_s": 1.5}'""")
     assert (rc, result["status"]) == (0, "ok"), result
     assert not any(a["result"].get("own_check") for a in result["attempts"]), result
+
+
+@pytest.mark.parametrize("prefix", ["  ", "\t", "[1,0]<stdout>:", "[1,12]<stdout>: "])
+def test_an_indented_or_mpirun_tagged_line_is_read(tmp_path, prefix):
+    """An indented line, or one that mpirun --tag-output prefixed with the rank ("[1,0]<stdout>:"), was ignored: its
+    "verified": false left an "ok" run whose output nothing checked."""
+    line = f"printf '%s\\n' '{prefix}MAPPEROPT_RESULT "
+    (tmp_path / "false").mkdir()
+    rc, result = run(tmp_path / "false", line + """{"verified": false, "check": {"rank": 0}}'""")
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert '{"rank": 0}' in result["reason"], result["reason"]
+    (tmp_path / "true").mkdir()
+    rc, result = run(tmp_path / "true", line + """{"verified": true}'""")
+    assert (rc, result["status"]) == (0, "ok"), result
+    assert all(a["result"]["own_check"] for a in result["attempts"]), result
+    (tmp_path / "cut").mkdir()
+    rc, result = run(tmp_path / "cut", line + """{"verified": tru'""")
+    assert (rc, result["stage"]) == (1, "verify"), result
+    assert "line 2 of the standard output" in result["reason"] and "not valid JSON" in result["reason"], result
