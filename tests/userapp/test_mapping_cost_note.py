@@ -29,11 +29,7 @@ def test_a_start_slower_than_the_default_mapper_on_short_tasks_names_the_mapping
                  "ms", "--iters", "1", "--baseline", "default", "--repeats", "1", "--max-repeats", "1",
                  "--final-rounds", "3", "--runs-dir", str(runs)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    (root,) = runs.glob("*/tune-*")
-    data = json.loads((root / "iter-001" / "result.json").read_text())
-    result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
-    rows = [r for r in task_profile(result) if r["timed"]]
-    count = sum(r["count"] for r in rows)
+    root, result, rows, count = _start_profile(runs)
     # the premise: short tasks, whose mappings take a share of the loop's measured time (about 3 % on an idle machine)
     assert count and sum(r["total_s"] for r in rows) / count < SHORT_TASK_S, rows
     if count * 11e-6 < MIN_SHARE * result.time_s:
@@ -75,7 +71,6 @@ def test_tasks_of_a_millisecond_or_more_or_too_few_to_matter_are_not_said():
     assert short_task_cost([{**row, "kind": "GPU", "count": 400, "total_s": 400 * 140e-6}], 0.2) is None
 
 
-
 def test_a_per_step_metric_is_not_taken_for_an_execution(tmp_path, csr_exe, capsys, monkeypatch, offline_optimizer):
     """A program that prints its time per step (tests/app/csr.cc behind a script that prints its loop's time / 200
     steps, as programs print `time per step: X ms`): the note weighed the profile's task mappings of the whole
@@ -91,11 +86,7 @@ def test_a_per_step_metric_is_not_taken_for_an_execution(tmp_path, csr_exe, caps
                  "--unit", "ms", "--iters", "1", "--baseline", "default", "--repeats", "1", "--max-repeats", "1",
                  "--final-rounds", "3", "--runs-dir", str(runs)]) == 0
     capsys.readouterr()
-    (root,) = runs.glob("*/tune-*")
-    data = json.loads((root / "iter-001" / "result.json").read_text())
-    result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
-    rows = [r for r in task_profile(result) if r["timed"]]
-    count = sum(r["count"] for r in rows)
+    root, result, rows, count = _start_profile(runs)
     # the premise: short tasks, a metric of one step's time
     assert count and sum(r["total_s"] for r in rows) / count < SHORT_TASK_S, rows
     assert protocol.measured_time(result) < result.time_s / 100, result
@@ -110,3 +101,13 @@ def test_a_per_step_metric_is_not_taken_for_an_execution(tmp_path, csr_exe, caps
     assert f"in an execution of {result.time_s:,.2f} s of wall time, Legion's start-up included)" in note, note
     shares = " to ".join(f"{100 * count * c / result.time_s:.0f}" for c in (11e-6, 18e-6))
     assert f"{shares} % of an execution's wall time" in note, note
+
+
+def _start_profile(runs):
+    """The one tuning folder under `runs`, its iteration 1's run, that run's timed task-profile rows and their
+    executions."""
+    (root,) = runs.glob("*/tune-*")
+    data = json.loads((root / "iter-001" / "result.json").read_text())
+    result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
+    rows = [r for r in task_profile(result) if r["timed"]]
+    return root, result, rows, sum(r["count"] for r in rows)
