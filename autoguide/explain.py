@@ -1536,7 +1536,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
-        from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK
+        from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK, reported_check
         from mapperopt.benchmarks.userapp import verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
@@ -1558,9 +1558,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
                                       _text(texts["own_unread_suggest"], fields), (), fb.raw_excerpt,
                                       "verification-app-own-check"), level)
         if own:
-            check = (last.result or {}).get("check")
-            fields["check"] = (json.dumps(check, sort_keys=True) if check is not None
-                               else 'nothing more (the line has no "check" object)')
+            fields["check"] = reported_check(last.result or {})
             fields["status"] = f"exit status {last.exit_code}"
         from mapperopt.benchmarks.userapp import WORDS_APART, intermittent
 

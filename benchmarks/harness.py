@@ -178,6 +178,13 @@ UNREAD_OWN_CHECK = "the program's own check cannot be read: "
 OWN_RESULT_LINE = re.compile(r"[ \t]*(?:\[\d+,\d+\]<stdout>:[ \t]*)?" + re.escape(RESULT_PREFIX))
 
 
+def reported_check(line: dict) -> str:
+    """What a `MAPPEROPT_RESULT` line that says "verified": false reported, to quote: its "check" object as JSON
+    (keys sorted), or that it has none."""
+    check = line.get("check")
+    return json.dumps(check, sort_keys=True) if check is not None else 'nothing more (the line has no "check" object)'
+
+
 def own_check(stdout: str) -> tuple[dict | None, str | None, bool]:
     """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line of `stdout` (docs/own-app.md):
     (the first line that says "verified": false, else None; why a line cannot be read, naming it, else None; whether
@@ -287,7 +294,8 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         what = "aborted" if signum == signal.SIGABRT else f"crashed with {signal_name(signum)}"
         return stage, f"{what}{suffix}", result
     if result is not None and result.get("verified") is False:
-        check = json.dumps(result.get("check"), sort_keys=True)
+        check = (json.dumps(result["check"], sort_keys=True) if result.get("check") is not None
+                 else 'its MAPPEROPT_RESULT line says "verified": false and gives no "check" object')
         return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
     if exit_code != 0:
         said = failure_line(stderr)

@@ -112,6 +112,40 @@ def output_checked(result: RunResult) -> bool:
     return not s.get("metric") or s["verify"] != Verify().describe() or own
 
 
+def own_check_seen(result: dict | None) -> bool | None:
+    """Whether a user's program prints its own check (`MAPPEROPT_RESULT` lines with "verified", docs/own-app.md), as
+    its run `result` (a result.json's data) shows: True where one of its executions passed that check, or it failed
+    at stage verify because a line said "verified": false or could not be read; False where the run passed and no
+    execution printed one; None where it is not known (no run, or one that failed otherwise)."""
+    from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK
+
+    if not result:
+        return None
+    lines = [a.get("result") or {} for a in result.get("attempts") or []]
+    if result.get("stage") == "verify":
+        failed = bool(lines) and lines[-1].get("verified") is False
+        return True if failed or UNREAD_OWN_CHECK in (result.get("reason") or "") else None
+    if result.get("status") != "ok":
+        return None
+    return any(line.get("own_check") for line in lines)
+
+
+def unsearched_layouts(own_check: bool | None, how: bool = True) -> str:
+    """Why layouts are not searched for a user's program without a verification (`Verify.checks_output`: only that
+    counts for layouts), one clause to follow a colon, without a final period: as `own_check_seen` found (None: not
+    known, which the text allows for); with `how`, ending with how to have them searched."""
+    why = {True: "this application's own check (its MAPPEROPT_RESULT lines) is read in every execution but does not "
+                 "count for layouts: it may not notice a layout the kernels do not expect, which can make a program "
+                 "compute wrong numbers silently",
+           False: "nothing verifies this application's results beyond its exit status, and a layout can make a "
+                  "program compute wrong numbers silently",
+           None: "only a verification counts for layouts, and this application has none: its exit status, and its "
+                 "own check where it prints one (MAPPEROPT_RESULT lines, read in every execution), may not notice a "
+                 "layout the kernels do not expect, which can make a program compute wrong numbers silently"}
+    return why[own_check] + ("; give the application a verification (verify: in its application file, or "
+                             "--verify-pattern, --verify-cmd, --reference) to search layouts" if how else "")
+
+
 @dataclass(frozen=True, eq=False)
 class UserApp:
     """A user's Legion program (hashable by identity, so that the benchmark caches accept it).
@@ -125,8 +159,8 @@ class UserApp:
         keep_app_mapper: keep the program's own mapper for the tasks the DSL does not name.
         env: extra environment variables for the program.
         path: the application file, or None for `--app 'CMD ARGS'`.
-        refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program whose results
-            nothing verifies: a layout can make it compute wrong numbers silently).
+        refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program without a
+            verification: a layout can make it compute wrong numbers silently, `unsearched_layouts`).
         given: which of `metric`, `verify` and `keep_app_mapper` command-line options set over the application
             file's (`resolve_app`), so that the command printed to run it again gives them too; `unit` where
             --unit or --higher-is-better changed only the unit or direction of the file's metric pattern.
@@ -1959,9 +1993,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         if dsl is not None and app.refuse_layouts and _has_layout(dsl):
             (run_dir / "mapper.dsl").write_text(dsl)
             return finish(status="failed", stage="check",
-                          reason="Layout statements are refused while tuning this application: nothing verifies "
-                                 "its results beyond the exit status, and a layout can make a program compute wrong "
-                                 "numbers silently (give it a verification to search layouts)", log="")
+                          reason="Layout statements are refused while tuning this application: "
+                                 + unsearched_layouts(None), log="")
         if dsl is not None:
             with H.removed_if_failed(made):  # discovery, which may fail; under the run's own timeout
                 discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout, memory=memory)

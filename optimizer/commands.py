@@ -139,7 +139,7 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
     (`check_options`) does, against the run's application and machine (their JSON descriptions), before anything is
     measured: a file with errors would only fail its iteration (the start of every run, in compare) after the
     references were measured. Prints its warnings and notes on stderr, as `check` renders them.
-    Without `layouts` (nothing verifies the program's results: the harness refuses every Layout statement) a Layout
+    Without `layouts` (the program has no verification: the harness refuses every Layout statement) a Layout
     statement is refused too.
 
     Raises:
@@ -147,6 +147,7 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
             summary line, as `check` prints them (a syntax error: the first, where parsing stops); or its first
             Layout statement, by file:line:col, when layouts are refused.
     """
+    from mapperopt.benchmarks.userapp import unsearched_layouts
     from mapperopt.descriptions import AppDescription, MachineDescription
     from mapperopt.dsl import ast as A
     from mapperopt.dsl.checker import check
@@ -167,8 +168,7 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
     layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
     if not layouts and layout is not None:
         raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
-                             "nothing verifies this application's results beyond its exit status, and a layout can "
-                             "make a program compute wrong numbers silently; nothing was measured",
+                             f"{unsearched_layouts(None, how=False)}; nothing was measured",
                              hint="remove its Layout statements, or give the application a verification (verify: in "
                                   "its application file, or --verify-pattern, --verify-cmd, --reference)")
 
@@ -1291,11 +1291,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
-    if not space.layouts:
-        print_whole(console, "Layouts are not searched", "nothing verifies this application's results beyond its "
-                    "exit status, and a layout can make a program compute wrong numbers silently. Give the "
-                    "application a verification (verify: in its application file, or --verify-pattern, "
-                    "--verify-cmd, --reference) to search them.", "yellow")
+    if not space.layouts:  # whether the program prints its own check: what its default baseline's run shows
+        from mapperopt.benchmarks.userapp import own_check_seen, unsearched_layouts
+
+        baseline = store.root / "baseline-default" / "result.json"
+        own = own_check_seen(readable_result(baseline)) if baseline.is_file() else None
+        print_whole(console, "Layouts are not searched", f"{unsearched_layouts(own)}.", "yellow")
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
@@ -1598,15 +1599,27 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         fix = (f"{memory} Check it with {run} and that option (no --mapper: Legion's default mapper), then tune "
                "again with it")
     elif stage == "verify":
+        from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK, reported_check
         from mapperopt.benchmarks.userapp import intermittent, verify_option
 
-        option = verify_option(reason)
-        given = option is not None and option in shlex.split(app_options)[2::2]
-        where = f"the {option} option" if given else settings.get("app_file") or store.settings.get("app_file") \
-            or "the --verify-pattern, --verify-cmd or --reference option"
-        cause = "most likely the program or its verification settings are the cause"
-        fix = (f"fix the verification ({where}) or the program, check it with {run} (no --mapper: Legion's default "
-               "mapper), then tune again with --new")
+        attempts = result.get("attempts") or []
+        line = (attempts[-1].get("result") or {}) if attempts else {}
+        rerun = f"{run} (no --mapper: Legion's default mapper), then tune again with --new"
+        if line.get("verified") is False:  # the program's own check (its MAPPEROPT_RESULT line), no option's
+            cause = "most likely the program or its arguments are the cause"
+            fix = (f"its own check (its MAPPEROPT_RESULT line says \"verified\": false) reported "
+                   f"{reported_check(line)}: fix the program or its arguments, check it with {rerun}")
+        elif UNREAD_OWN_CHECK in reason:
+            cause = "most likely the program is the cause: its own check cannot be read"
+            fix = ("make the program print `MAPPEROPT_RESULT` followed by one JSON object on the same line, whose "
+                   f"\"verified\" is true or false, check it with {rerun}")
+        else:
+            option = verify_option(reason)
+            given = option is not None and option in shlex.split(app_options)[2::2]
+            where = f"the {option} option" if given else settings.get("app_file") \
+                or store.settings.get("app_file") or "the --verify-pattern, --verify-cmd or --reference option"
+            cause = "most likely the program or its verification settings are the cause"
+            fix = f"fix the verification ({where}) or the program, check it with {rerun}"
         if intermittent(reason):  # earlier executions passed the same check: not the check's mistake
             cause, always = ("most likely the program is the cause: its output varies from run to run",
                              "so tuning it would rank mappers by chance")

@@ -37,11 +37,11 @@ is its best program's throughput divided by the reference mapper's, both from th
 reference and the best program of every run are measured together in `--final-rounds` interleaved rounds (one
 invocation, so that a change of the machine's load falls on all alike; with `--jobs`, by groups of runs, each with
 its own measurement of the reference on the same cores, run in parallel); 0 when no program worked or the best failed
-there. The curves divide each run's best-so-far by the reference's first measurement. A user's program whose results
-nothing verifies beyond its exit status gets no layout choices, as with `mapperopt tune` (a layout can make a
-program compute wrong numbers silently). Every optimizer starts repeat r from the same program (`--start`, default a
-random point of the space drawn from seed r: the paper's random initial agent), gets the same iterations and the
-same evaluator.
+there. The curves divide each run's best-so-far by the reference's first measurement. A user's program without a
+verification (its own MAPPEROPT_RESULT check does not count) gets no layout choices, as with `mapperopt tune` (a
+layout can make a program compute wrong numbers silently). Every optimizer starts repeat r from the same program
+(`--start`, default a random point of the space drawn from seed r: the paper's random initial agent), gets the same
+iterations and the same evaluator.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildC
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, held_elsewhere,
                                        hold_program_folder, joined_names, measured_values, rebuilt_iterations,
-                                       reference_name, relative_run_dirs, require_machine)
+                                       readable_result, reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -799,12 +799,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     config = load_config(bench)
     reference = "expert" if config.expert else "default"
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
-    if not layouts:  # whatever an optimizer proposes
+    if not layouts:  # whatever an optimizer proposes; said once the reference's run shows whether it checks itself
         bench = replace(bench, refuse_layouts=True)
-        notices.append("Layouts are not searched: nothing verifies this application's results beyond its exit "
-                       "status, and a layout can make a program compute wrong numbers silently. Give the application "
-                       "a verification (verify: in its application file, or --verify-pattern, --verify-cmd, "
-                       "--reference) to search them.")
     size = config.size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cores = core_groups(opts.get("jobs", 1), opts.get("cpus_per_job"))
@@ -995,6 +991,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             first, iterations, wall_s = _reference(bench, reference, named, folder, _evaluator(ctx, {}, None),
                                                    measure_baselines, say)
         ctx.update(first=first, iterations=iterations, wall_s=wall_s)
+        if not layouts:
+            from mapperopt.benchmarks.userapp import own_check_seen, unsearched_layouts
+
+            kept = folder / f"baseline-{reference}" / "result.json"
+            own = own_check_seen(readable_result(kept)) if kept.is_file() else None
+            say(f"Layouts are not searched: {unsearched_layouts(own)}.")
         # repeat-major: a comparison stopped early has every optimizer alike
         jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
         errors: list[str] = []

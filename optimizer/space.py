@@ -158,7 +158,7 @@ class SearchSpace:
     Args:
         app: the application description (`AppDescription` or its docs/dsl-reference.md §12 JSON dict).
         machine: the machine description (`MachineDescription` or its §6 JSON dict).
-        layouts: include the layout decisions (False for an application whose results nothing verifies: a layout
+        layouts: include the layout decisions (False for a user's program without a verification: a layout
             can make a program compute wrong numbers silently).
 
     Raises:

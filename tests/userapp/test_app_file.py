@@ -267,6 +267,9 @@ def test_layouts_refused_when_tuning_an_unverified_program(tmp_path, exe):
     app = dataclasses.replace(app_from_command(str(exe)), refuse_layouts=True)
     result = run_benchmark(app, "Task * CPU;\nLayout * * * AOS;\n", out_dir=tmp_path / "run")
     assert result.stage == "check" and "Layout statements are refused" in result.reason
+    # not known here whether the program prints a check of its own, which would not count: said either way
+    assert "only a verification counts for layouts" in result.reason, result.reason
+    assert "its own check where it prints one" in result.reason and "nothing verifies" not in result.reason
     assert (tmp_path / "run" / "feedback.json").is_file()
 
 

@@ -70,6 +70,8 @@ def test_tunes_notes_are_wrapped_at_80_columns_as_runs_are(timed_exe, tmp_path, 
     flat = " ".join(out.split())
     for said in ("Baselines: default ", "Layouts are not searched", "More processors than cores"):
         assert said in flat, out
+    # the program prints no check of its own: its default baseline showed it
+    assert "Layouts are not searched: nothing verifies this application's results beyond its exit status" in flat
     # a line with a command or a path stays whole
     long = [line for line in out.splitlines() if len(line) > 80 and "mapperopt " not in line and "runs/" not in line]
     assert not long, long

@@ -77,3 +77,12 @@ def test_an_indented_or_mpirun_tagged_line_is_read(tmp_path, prefix):
     rc, result = run(tmp_path / "cut", line + """{"verified": tru'""")
     assert (rc, result["stage"]) == (1, "verify"), result
     assert "line 2 of the standard output" in result["reason"] and "not valid JSON" in result["reason"], result
+
+
+def test_a_false_check_without_a_check_object_says_so(tmp_path):
+    """A line `{"verified": false}` with no "check": the reason ended in ": null", as if the program had reported
+    the JSON value null; it says that the line gives no "check" object."""
+    rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"verified": false}'""")
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert result["reason"] == ('the correctness check failed (exit status 0): its MAPPEROPT_RESULT line says '
+                                '"verified": false and gives no "check" object'), result["reason"]

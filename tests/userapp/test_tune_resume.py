@@ -450,6 +450,30 @@ def test_the_same_command_after_an_edit_of_the_programs_arguments_names_the_unfi
     assert len((root / "state.jsonl").read_text().splitlines()) == 2
 
 
+def test_a_default_baseline_whose_own_check_fails_names_that_check(tmp_path, capsys):
+    """Circuit, whose own check fails under Legion's default mapper (-test-corrupt: its MAPPEROPT_RESULT line says
+    "verified": false), tuned with no --verify-* option: the stop's hint said "fix the verification (the
+    --verify-pattern, --verify-cmd or --reference option)", none given; it names the program's own check and quotes
+    what that check reported."""
+    wrapper = tmp_path / "corrupt"  # its own check passes under discovery, and fails when measured
+    wrapper.write_text(f'#!/bin/sh\n[ -n "$MAPPEROPT_RECORD" ] && exec {command("circuit")} "$@"\n'
+                       f'exec {command("circuit")} -test-corrupt "$@"\n')
+    wrapper.chmod(0o755)
+    argv = ["tune", "--app", str(wrapper), "--baseline", "default", "--repeats", "1", "--max-repeats", "1",
+            "--final-rounds", "1", "--iters", "2", "--runs-dir", str(tmp_path / "runs")]
+    assert main(argv) == 1
+    err = flat(capsys.readouterr().err)
+    (root,) = (tmp_path / "runs").glob("*/tune-*")
+    check = json.loads((root / "baseline-default" / "result.json").read_text())["attempts"][-1]["result"]["check"]
+    assert check["kind"] == "reference", check  # what the program's line reported
+    reported = flat(json.dumps(check, sort_keys=True))
+    assert ("failed at stage verify (the correctness check failed (exit status 2): "
+            f"{reported}): most likely the program or its arguments are the cause") in err, err
+    assert (f'hint: its own check (its MAPPEROPT_RESULT line says "verified": false) reported {reported}: fix the '
+            "program or its arguments") in err, err
+    assert "--verify" not in err and "verification settings" not in err, err
+
+
 @pytest.mark.parametrize("failing", [2, 3])
 def test_a_default_baseline_whose_verification_fails_only_sometimes_is_said_to_vary(tmp_path, capsys, failing):
     """A program whose third execution under Legion's default mapper failed the check its first two passed (a race)

@@ -21,6 +21,12 @@ from mapperopt.cli import main
 VERIFIED = '"verified": true'  # what both print when their own check passes
 # One execution per mapper, no reference mapper, the shortest final comparison: these tests check the workflow.
 QUICK = ["--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
+# What tune and compare say of a program that prints its own check (Stencil's result line) and has no verification
+OWN_CHECK_NOT_FOR_LAYOUTS = ("Layouts are not searched: this application's own check (its MAPPEROPT_RESULT lines) is "
+                             "read in every execution but does not count for layouts: it may not notice a layout the "
+                             "kernels do not expect, which can make a program compute wrong numbers silently; give "
+                             "the application a verification (verify: in its application file, or --verify-pattern, "
+                             "--verify-cmd, --reference) to search layouts.")
 
 
 def command(bench: str) -> str:
@@ -172,7 +178,9 @@ def test_compared_as_unknown_app(tmp_path, capsys):
                    "--runs-dir", str(tmp_path)])
     assert status == 0
     out = capsys.readouterr().out
-    assert "Layouts are not searched" in out and "/ the default mapper's (" in out
+    # Stencil's result line is its own check, read but not counted for layouts (it was said that nothing verifies)
+    assert OWN_CHECK_NOT_FOR_LAYOUTS in " ".join(out.split()) and "/ the default mapper's (" in out, out
+    assert "nothing verifies" not in out, out
     (folder,) = (tmp_path / "stencil").glob("compare-*")
     for name in ("summary.csv", "summary.json", "runs.csv", "table.md", "compare.png", "default.json"):
         assert (folder / name).is_file(), name
@@ -213,6 +221,10 @@ def test_a_start_file_with_a_layout_is_refused_when_layouts_are_not_searched(cmd
     err = capsys.readouterr().err
     assert f"{start}:3:1: the start program has a Layout statement" in err, err
     assert "nothing was measured" in err and "--verify-pattern" in err, err
+    # Before anything ran, whether it prints its own check is not known: said either way (Stencil does)
+    assert ("refused here: only a verification counts for layouts, and this application has none: its exit status, "
+            "and its own check where it prints one (MAPPEROPT_RESULT lines, read in every execution), may not "
+            "notice a layout") in " ".join(err.split()) and "nothing verifies" not in err, err
     assert not list(tmp_path.glob("stencil/*-*")), "a folder was made"
 
 
@@ -233,7 +245,9 @@ def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, c
     summary = json.loads((root / "summary.json").read_text())
     assert "default" in summary["measured"] and "expert" not in summary["measured"]
     out = capsys.readouterr().out
-    assert settings["search_layouts"] is False and "Layouts are not searched" in out
+    # Stencil's result line is its own check, read but not counted for layouts (it was said that nothing verifies)
+    assert settings["search_layouts"] is False and OWN_CHECK_NOT_FOR_LAYOUTS in " ".join(out.split()), out
+    assert "nothing verifies" not in out, out
     assert "Each mapper: 1 execution measured, not calibrated" in out and "of at least" not in out
     wall = protocol.measured_time(json.loads((root / "baseline-default" / "result.json").read_text()))
     assert wall is not None and (wall < protocol.MIN_TIME_S) == ("Short measurement of the baselines" in out)
