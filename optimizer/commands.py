@@ -2360,7 +2360,7 @@ def pick_line(summary: dict, table_best: int) -> str | None:
     if n == table_best:
         return f"The pick is iteration {n}, the iterations table's best, measured again {together}: {same}."
     return (f"The pick is iteration {n}, not the iterations table's best (iteration {table_best}): measured again "
-            f"{together}, it measured highest; {same}.")
+            f"{together}, it measured highest of the candidates and the start; {same}.")
 
 
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None,
@@ -2446,7 +2446,8 @@ def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file
         if not refs:
             return f"Best mapper: {head}:"
         # no clear gain over a reference, which the Next line then says to keep: said here, with the ratios
-        ratios = [f"{keep[n][0]} ({c.ratio:.{c.decimals()}f}x its throughput)" if (c := _comparison(summary, n))
+        ratios = [f"{keep[n][0]} (measured at {c.ratio:.{c.decimals()}f}x its throughput)"
+                  if (c := _comparison(summary, n))
                   else keep[n][0] for n in refs]
         return (f"Best mapper found: {head}, but not shown faster than {' or '.join(ratios)}: the Next line, last, "
                 f"says what to keep. {pick}")

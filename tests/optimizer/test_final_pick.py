@@ -291,9 +291,9 @@ def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_no
     final["expert"] = final["default"] = best
     advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
     assert advice == (f"Best mapper found: iteration 2, the final comparison's pick ({tmp_path / 'best.dsl'}), but "
-                      "not shown faster than the expert mapper (1.00x its throughput) or Legion's default mapper "
-                      "(1.00x its throughput): the Next line, last, says what to keep. The pick, best.dsl "
-                      "(iteration 2):"), advice
+                      "not shown faster than the expert mapper (measured at 1.00x its throughput) or Legion's "
+                      "default mapper (measured at 1.00x its throughput): the Next line, last, says what to keep. "
+                      "The pick, best.dsl (iteration 2):"), advice
 
 
 def test_a_narrow_console_keeps_every_figure(tmp_path, monkeypatch):
@@ -950,8 +950,8 @@ def test_the_command_that_runs_the_pick_is_given_only_where_it_is_the_program_to
     assert c.ratio < 1 and not c.significant  # the premise
     assert "no candidate beat the default mapper (run without --mapper)" in step, step
     assert line == (f"Best mapper found: iteration 2, the final comparison's pick ({path}), but not shown faster than "
-                    f"Legion's default mapper ({c.ratio:.{c.decimals()}f}x its throughput): the Next line, last, says "
-                    "what to keep. The pick, best.dsl (iteration 2), printed below to inspect"), line
+                    f"Legion's default mapper (measured at {c.ratio:.{c.decimals()}f}x its throughput): the Next line, "
+                    "last, says what to keep. The pick, best.dsl (iteration 2), printed below to inspect"), line
     # significantly faster than it: the line says to keep it, and gives no command
     final["default"] = [10.0, 10.1, 10.0, 10.05, 10.02]
     line, step = lines("faster")
@@ -973,14 +973,15 @@ def test_the_pick_is_tied_to_the_iterations_table(tmp_path, monkeypatch):
     """The iterations' table ends with the best iteration's own figure; the final comparison then measures the pick
     again with the other mappers, and gave other figures for "best" with nothing to tie the two: one sentence says
     which iteration of the table the pick is, that its figure is this measurement's, and with which mappers it was
-    measured; where the pick is not the table's best, that it measured highest there."""
+    measured; where the pick is not the table's best, that it measured highest of the candidates and the start
+    there."""
     store, _ = slow_start_store(tmp_path, monkeypatch)  # the table's best: iteration 5; measured together: the start
     summary = commands.final_comparison("circuit", store, rounds=3)
     assert store.best().iter == 5 and summary["best_iter"] == 1  # the premise
     assert commands.pick_line(summary, store.best().iter) == (
         "The pick is iteration 1, not the iterations table's best (iteration 5): measured again together with "
-        "iter-5, iter-4, iter-3 and default in 3 rounds, interleaved, it measured highest; its figure above is this "
-        "measurement's, not its row's in that table.")
+        "iter-5, iter-4, iter-3 and default in 3 rounds, interleaved, it measured highest of the candidates and the "
+        "start; its figure above is this measurement's, not its row's in that table.")
     final = {"iter-2": [10.0, 10.1, 10.0], "iter-1": [5.0, 5.1, 5.0], "default": [4.0, 4.1, 4.0]}
     store = noisy_store(tmp_path / "same", monkeypatch, final)
     summary = commands.final_comparison("circuit", store, rounds=3)
