@@ -1476,6 +1476,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     warned = _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                             calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
                             start_up_s=start_up(set_up_results(store.root)), wall=wall, larger=larger)
+    if said := pick_line(summary, store.best().iter):
+        print_wrapped(console, said, markup=False)
     print_command_last(console, best_mapper_line(
         summary, store.root / "best.dsl", default_start=settings["start"] == "default",
         start_file=None if settings["start"] in ("default", "random") else settings["start"],
@@ -2132,15 +2134,14 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     if measured[best]["estimate"] is None:
         return None  # nothing was compared: said by the lines above
 
-    def beats(name: str) -> bool:
-        return _gain(summary, name) and not _same_mapping(summary, name, default_start)
-
+    keep_start, refs = _kept_instead(summary, default_start)
+    beat_default = _beats(summary, "default", default_start)
     parts = []
-    if best == start or (start in measured and not beats(start)):
+    if keep_start:
         n = start.removeprefix("iter-")
         own = own_mapper or summary.get("own_mapper")
         file = f"the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "")
-        if default_start and own and measured.get("default", {}).get("estimate") and not beats("default"):
+        if default_start and own and measured.get("default", {}).get("estimate") and not beat_default:
             # the measured own mapper is what to keep (said below), not the start the search found no gain over
             found = "best.dsl is not shown to be faster than" if best != start else "tuning found nothing faster than"
             parts.append(f"{found} {file}: Legion's default mapping written in the DSL)")
@@ -2152,18 +2153,17 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                     f"keep your start program ({start_file})" if start_file else f"keep {file})")
             if default_start and not own and best != start:  # "it" would read as Legion's default mapper
                 parts.append(f"{keep}: best.dsl is not shown to be faster than {file}), which maps as Legion's "
-                             f"default mapper does{_versus_default(summary, beats('default'))}")
+                             f"default mapper does{_versus_default(summary, beat_default)}")
             else:
                 parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
                              f"{keep}: tuning found nothing faster")
     own = summary.get("own_mapper")  # the `default` reference ran it
-    refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
     if parts and default_start and not own and refs == ["default"]:
         refs = []  # "keep Legion's default mapper" said it: the start is that mapping
-    if refs and parts and start_file and not default_start and not any(beats(n) for n in refs):
+    if refs and parts and start_file and not default_start:
         # one program to keep: the user's start, or a reference measured significantly higher than it
         parts = [_start_or_reference(summary, refs, start_file, parts[0], own)]
-    elif refs and not any(beats(n) for n in refs):
+    elif refs:
         top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
         use = "--mapper expert" if top == "expert" else "run without --mapper"
         names = [reference_name(n, own) for n in refs]
@@ -2190,6 +2190,22 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     if not parts:
         return None
     return next_line(parts, "run")
+
+
+def _beats(summary: dict, name: str, default_start: bool) -> bool:
+    """Whether the final comparison's best gained over `name` (`_gain`) with another mapping than it (never over
+    Legion's default mapper where it maps as that one does, `_same_mapping`)."""
+    return _gain(summary, name) and not _same_mapping(summary, name, default_start)
+
+
+def _kept_instead(summary: dict, default_start: bool) -> tuple[bool, list[str]]:
+    """What `next_step` says to keep rather than the final comparison's pick (`final_comparison`'s summary, its best
+    measured): (whether the start: the pick is the start, or not shown faster than it; the reference mappers
+    measured, where the pick beat none of them (`_beats`), else [])."""
+    best, start, measured = summary["best"], summary["start"], summary["measured"]
+    refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
+    return (best == start or (start in measured and not _beats(summary, start, default_start)),
+            [] if any(_beats(summary, n, default_start) for n in refs) else refs)
 
 
 def _versus_default(summary: dict, beat_default: bool) -> str:
@@ -2341,22 +2357,57 @@ def drift_line(summary: dict, store: TuneStore, unit: str, default_start: bool =
             "mapping.")
 
 
+def pick_line(summary: dict, table_best: int) -> str | None:
+    """The sentence that ties the final comparison's pick (`final_comparison`'s summary) to the iterations' table,
+    whose `best` column ends at iteration `table_best` (the loop's best): the pick's figure is this comparison's, in
+    which the pick was measured again together with the other mappers named; where the pick is another iteration,
+    that it measured highest there. None where every candidate and the start failed (the search's pick, said so)."""
+    best, measured, rounds = summary["best"], summary["measured"], summary["rounds"]
+    if measured[best]["estimate"] is None:
+        return None
+    own = summary.get("own_mapper")
+    others = joined_names([f"{n} (start)" if n == summary["start"] else _label(n, own) for n in measured if n != best])
+    n, times = summary["best_iter"], f"{rounds} round{'s' * (rounds != 1)}"
+    together = f"together with {others} in {times}, interleaved" if others else f"in {times}"
+    same = "its figure above is this measurement's, not its row's in that table"
+    if n == table_best:
+        return f"The pick is iteration {n}, the iterations table's best, measured again {together}: {same}."
+    return (f"The pick is iteration {n}, not the iterations table's best (iteration {table_best}): measured again "
+            f"{together}, it measured highest of the candidates and the start; {same}.")
+
+
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None,
                      command: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
-    `verdict` counts a gain); then it says to keep that reference, the fastest first. A line that speaks of another
-    program (the start, a reference) ends by naming the program printed below it, the pick, and names the start by
-    the user's own file (`start_file`: tune's --start FILE) where there is one; then, given the `command` that runs
-    the pick (`best_run_command`), with it, last, as compare's `Best mapper:` line ends."""
+    `verdict` counts a gain); then it says to keep that reference, the fastest first; or unless it beat none of the
+    reference mappers measured (`_kept_instead`); then it says that it is not shown faster than them. A line that
+    speaks of another program (the start, a reference) ends by naming the program printed below it, the pick, and
+    names the start by the user's own file (`start_file`: tune's --start FILE) where there is one; then, given the
+    `command` that runs the pick (`best_run_command`), with it, last, as compare's `Best mapper:` line ends, where the
+    pick is the program to run; where a reference is significantly faster or the Next line says to keep another
+    program (`_kept_instead`), the pick is printed to inspect, without a command."""
     line = _best_mapper_line(summary, path, default_start, start_file)
-    return f"{line.removesuffix(':')}, printed below; run it with: {command}" if command else line
+    if not command:
+        return line
+    keep_start, refs = _kept_instead(summary, default_start)
+    compared = summary["measured"][summary["best"]]["estimate"] is not None  # else no Next line: nothing to keep
+    if compared and (keep_start or refs or _faster(summary, default_start)):
+        return f"{line.removesuffix(':')}, printed below to inspect"
+    return f"{line.removesuffix(':')}, printed below; run it with: {command}"
 
 
-def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file: str | None) -> str:
+def _faster(summary: dict, default_start: bool) -> list[str]:
+    """The reference mappers that measured significantly faster than the final comparison's best, from measurements
+    that are not noisy (as `verdict` counts a gain), with another mapping than it; the fastest first."""
     faster = sorted((c.ratio, name) for name in ("default", "expert")
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
+    return [name for _, name in faster]
+
+
+def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file: str | None) -> str:
+    faster = _faster(summary, default_start)
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
     pick = f"The pick, {path.name} (iteration {summary['best_iter']}):"  # the program printed below the line
     start, measured = summary["start"], summary["measured"]
@@ -2402,10 +2453,18 @@ def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file
                     f"noisy (see above), so the start program{where} may be as good. {pick}")
         return (f"{head} no mapper measured significantly better than the start ({start}): the difference is "
                 f"within the noise, so the start program{where} is as good by these measurements. {pick}")
-    if not faster:
-        return f"Best mapper: {head}:"
     keep = {n: keep_reference(n, summary.get("own_mapper")) for n in ("default", "expert")}
-    (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
+    if not faster:
+        _, refs = _kept_instead(summary, default_start)
+        if not refs:
+            return f"Best mapper: {head}:"
+        # no clear gain over a reference, which the Next line then says to keep: said here, with the ratios
+        ratios = [f"{keep[n][0]} (measured at {c.ratio:.{c.decimals()}f}x its throughput)"
+                  if (c := _comparison(summary, n))
+                  else keep[n][0] for n in refs]
+        return (f"Best mapper found: {head}, but not shown faster than {' or '.join(ratios)}: the Next line, last, "
+                f"says what to keep. {pick}")
+    first, others = faster[0], [keep[n][0] for n in faster[1:]]
     also = f" ({others[0]} is significantly faster too)" if others else ""
     return (f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}. "
             f"{pick}")

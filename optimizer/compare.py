@@ -2453,9 +2453,10 @@ def format_table(summary: dict) -> str:
 def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list[str]:
     """The comparison's last lines (as tune's summary ends): the best mapper found, the best program of the run with
     the highest score in the final measurement, else (none made yet) of the runs' own (the table's `best` column; the
-    first on a tie), with its file and the `mapperopt run` command that runs it as the comparison did; then a `Next:`
-    line: use it where its score's interval lies above 1, else keep the reference (`keep_reference`). Empty where no
-    run's best worked in the final measurement, or its file is gone."""
+    first on a tie), with its file; then a `Next:` line: use it where its score's interval lies above 1, else keep the
+    reference (`keep_reference`). Only a best that the Next line says to use is given with the `mapperopt run`
+    command that runs it as the comparison did; another is said to be not shown better than the reference, its file
+    named to inspect. Empty where no run's best worked in the final measurement, or its file is gone."""
     rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
     if not rows:
         return []
@@ -2472,13 +2473,15 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     final = bool(summary.get("final_rounds"))  # else a report of the tuning runs' own measurements (--report-only)
     which = "the highest score in the final measurement" if final else \
         "the highest of the runs' own scores, no final measurement yet"
-    lines = [f"Best mapper: iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run "
-             f"{best['repeat']}), {which} ({score}, {named}'s = 1): {path}; run it with: {command}"]
+    found = (f"iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run {best['repeat']}), "
+             f"{which} ({score}, {named}'s = 1)")
     interval = (summary.get("score_intervals") or {}).get(best["folder"])
     if interval and interval[1] > 1:
-        lines.append(next_line([f"use it ({command}): its score's {100 * protocol.CONFIDENCE:.0f} % interval, "
-                                f"{interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1"], "comparison"))
-        return lines
+        return [f"Best mapper: {found}: {path}; run it with: {command}",
+                next_line([f"use it ({command}): its score's {100 * protocol.CONFIDENCE:.0f} % interval, "
+                           f"{interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1"], "comparison")]
+    # not the one to run: the Next line below says which is
+    lines = [f"Best mapper found: {found}, but not shown better than {named} (see Next); its file, to inspect: {path}"]
     confidence = f"{100 * protocol.CONFIDENCE:.0f} % interval"
     why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
            interval[2] < 1 else

@@ -9,6 +9,10 @@ runs (`-n 0`) follow the same order.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Callable
+
 import pytest
 
 # Test files in decreasing CPU time of a run with a warm build cache (benchmarks/suite_time.py; 2026-12-02).
@@ -79,3 +83,25 @@ def sighup_as_a_terminal_leaves_it():
     before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
     yield
     signal.signal(signal.SIGHUP, before)
+
+
+@pytest.fixture
+def final_measured_as() -> Callable[[Path, float], None]:
+    """A function that rewrites the final.json of a finished comparison folder as a measurement in 3 rounds (which
+    give each score an interval) where every best program measured a given factor times the reference's throughput,
+    the rounds 1 % apart; `compare --resume FOLDER --report-only --final-rounds 3` then reports it."""
+    from mapperopt.benchmarks import protocol
+
+    def rewrite(folder: Path, factor: float) -> None:
+        path = folder / "final.json"
+        final = json.loads(path.read_text())
+        for group in final["groups"]:
+            reference = next(n for n in ("expert", "default") if n in group["measured"])
+            base = group["reference"]
+            for name, measured in group["measured"].items():
+                scale = 1.0 if name == reference else factor
+                measured["estimate"] = protocol.estimate([base * scale * k for k in (0.99, 1.0, 1.01)]).to_json()
+            group["reference"] = group["measured"][reference]["estimate"]["value"]
+        path.write_text(json.dumps({**final, "rounds": 3}))
+
+    return rewrite

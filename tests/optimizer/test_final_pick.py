@@ -286,10 +286,14 @@ def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_no
     assert advice.endswith("— but the expert mapper is significantly faster here; use it (--mapper expert) "
                            "(Legion's default mapper is significantly faster too). The pick, best.dsl "
                            "(iteration 2):"), advice
-    # Not significant: the plain recommendation.
+    # Not significant either way: no plain recommendation ("Best mapper: ..., run it with" read as the advice, and
+    # the Next line then said that no candidate beat the references), but the pick not shown faster than them
     final["expert"] = final["default"] = best
     advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
-    assert advice.startswith("Best mapper: iteration 2, the final comparison's pick"), advice
+    assert advice == (f"Best mapper found: iteration 2, the final comparison's pick ({tmp_path / 'best.dsl'}), but "
+                      "not shown faster than the expert mapper (measured at 1.00x its throughput) or Legion's "
+                      "default mapper (measured at 1.00x its throughput): the Next line, last, says what to keep. "
+                      "The pick, best.dsl (iteration 2):"), advice
 
 
 def test_a_narrow_console_keeps_every_figure(tmp_path, monkeypatch):
@@ -921,3 +925,66 @@ def test_a_next_step_that_keeps_the_default_mapper_after_the_best_beat_it_says_w
                     "significant; so the machine's noise or the DSL mapper's own cost)."), line
     # a start of the user's own, not Legion's default mapping: a gain over the default mapper is one
     assert commands.verdict(summary).startswith("Verdict: iter-2 beat the default mapper;")
+
+
+def test_the_command_that_runs_the_pick_is_given_only_where_it_is_the_program_to_run(tmp_path, monkeypatch):
+    """compare and tune ended with "Best mapper: ...; run it with: COMMAND" where the best scored 0.87 of Legion's
+    default mapper, then "Next: keep Legion's default mapper": the command read as the advice. tune's line gives the
+    command only where the pick beat the start and a reference; where the Next line keeps another program, or a
+    reference is significantly faster, it says so and prints the pick to inspect, without a command."""
+    run = "mapperopt run circuit --mapper best.dsl"
+    path = tmp_path / "best.dsl"
+    final = {"iter-2": [8.0, 9.9, 8.6, 9.5, 9.0], "iter-1": [5.0, 5.1, 5.0, 5.05, 5.02],
+             "default": [8.2, 10.4, 9.0, 10.0, 9.6]}
+    summaries = []
+
+    def lines(name: str, default_start: bool = True) -> tuple[str, str | None]:  # the Best mapper and Next lines
+        summaries.append(commands.final_comparison("circuit", noisy_store(tmp_path / name, monkeypatch, final),
+                                                   rounds=5))
+        return (commands.best_mapper_line(summaries[-1], path, default_start=default_start, command=run),
+                commands.next_step(summaries[-1], default_start=default_start))
+
+    # slower than the default mapper, not significantly: the Next line keeps it
+    line, step = lines("slower")
+    c = commands._comparison(summaries[-1], "default")
+    assert c.ratio < 1 and not c.significant  # the premise
+    assert "no candidate beat the default mapper (run without --mapper)" in step, step
+    assert line == (f"Best mapper found: iteration 2, the final comparison's pick ({path}), but not shown faster than "
+                    f"Legion's default mapper (measured at {c.ratio:.{c.decimals()}f}x its throughput): the Next line, "
+                    "last, says what to keep. The pick, best.dsl (iteration 2), printed below to inspect"), line
+    # significantly faster than it: the line says to keep it, and gives no command
+    final["default"] = [10.0, 10.1, 10.0, 10.05, 10.02]
+    line, step = lines("faster")
+    assert "Legion's default mapper is significantly faster here; keep it (run without --mapper)" in line, line
+    assert line.endswith("The pick, best.dsl (iteration 2), printed below to inspect"), line
+    # not shown faster than the start (a program of the user's), though faster than the default mapper: the start
+    final.update({"iter-1": [8.6, 8.7, 8.65, 8.7, 8.6], "default": [5.0, 5.1, 5.0, 5.05, 5.02]})
+    line, step = lines("start", default_start=False)
+    assert step.startswith("Next: keep the start program (iter-1"), step
+    assert "the start program is as good" in line and line.endswith("printed below to inspect"), line
+    # faster than the start and the default mapper: the pick is the one to run, and no Next line says otherwise
+    final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
+    line, step = lines("gain")
+    assert step is None
+    assert line == f"Best mapper: iteration 2, the final comparison's pick ({path}), printed below; run it with: {run}"
+
+
+def test_the_pick_is_tied_to_the_iterations_table(tmp_path, monkeypatch):
+    """The iterations' table ends with the best iteration's own figure; the final comparison then measures the pick
+    again with the other mappers, and gave other figures for "best" with nothing to tie the two: one sentence says
+    which iteration of the table the pick is, that its figure is this measurement's, and with which mappers it was
+    measured; where the pick is not the table's best, that it measured highest of the candidates and the start
+    there."""
+    store, _ = slow_start_store(tmp_path, monkeypatch)  # the table's best: iteration 5; measured together: the start
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    assert store.best().iter == 5 and summary["best_iter"] == 1  # the premise
+    assert commands.pick_line(summary, store.best().iter) == (
+        "The pick is iteration 1, not the iterations table's best (iteration 5): measured again together with "
+        "iter-5, iter-4, iter-3 and default in 3 rounds, interleaved, it measured highest of the candidates and the "
+        "start; its figure above is this measurement's, not its row's in that table.")
+    final = {"iter-2": [10.0, 10.1, 10.0], "iter-1": [5.0, 5.1, 5.0], "default": [4.0, 4.1, 4.0]}
+    store = noisy_store(tmp_path / "same", monkeypatch, final)
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    assert commands.pick_line(summary, store.best().iter) == (
+        "The pick is iteration 2, the iterations table's best, measured again together with iter-1 (start) and "
+        "default in 3 rounds, interleaved: its figure above is this measurement's, not its row's in that table.")

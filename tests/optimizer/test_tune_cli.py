@@ -1118,8 +1118,10 @@ def test_the_readme_says_that_its_command_on_2_cores_has_no_placement_to_tune():
 def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, capsys, monkeypatch):
     """At 80 columns the summary's Verdict and Next paragraphs were wrapped, but the note between them that size ci
     is the tests' size stayed one line of about 330 columns. That note came only at the end, after the minutes were
-    spent (compare says it at its start): tune says it before the first iteration too. The `Best mapper:` line, about
-    500 columns with its `run it with:` command in it, is wrapped there, the command whole on a line of its own."""
+    spent (compare says it at its start): tune says it before the first iteration too. The `Best mapper:` line is
+    wrapped there; the start stays the pick, which the Next line keeps (Legion's default mapper), so the line gives no
+    command to run the pick (it read as the advice): the pick is printed to inspect. The sentence that ties the pick
+    to the iterations' table is wrapped too."""
     monkeypatch.setenv("COLUMNS", "80")
     assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
     out = capsys.readouterr().out
@@ -1131,11 +1133,18 @@ def test_the_tests_size_note_wraps_as_the_summary_around_it(tmp_path, offline, c
     assert "Meant for tuning: --size small" in " ".join(note.split()), out
     assert max(len(line) for line in note.splitlines()) <= 80, out
     root = only_run(tmp_path / "runs")
+    tie = out[out.index("The pick is iteration 1"):out.index("Best mapper")]
+    assert " ".join(tie.split()) == ("The pick is iteration 1, the iterations table's best, measured again in 2 "
+                                     "rounds: its figure above is this measurement's, not its row's in that "
+                                     "table."), out
+    assert max(len(line) for line in tie.splitlines()) <= 80, out
     lines = out[out.index("Best mapper"):].splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("mapperopt run circuit "))
-    assert lines[at].endswith(f" --mapper {root / 'best.dsl'}"), out
-    assert lines[at - 1].endswith("run it with:") and lines[at + 1] == (root / "best.dsl").read_text().splitlines()[0]
-    assert all(len(line) <= 80 or str(root) in line for line in lines[:at]), out
+    at = next(i for i, line in enumerate(lines) if line.endswith("printed below to inspect"))
+    assert lines[at + 1] == (root / "best.dsl").read_text().splitlines()[0], out
+    assert "run it with" not in " ".join(lines[:at + 1]), out
+    assert all(len(line) <= 80 or str(root) in line for line in lines[:at + 1]), out
+    step = " ".join(out[out.index("Next: "):].split())
+    assert "keep Legion's default mapper (run without --mapper): tuning found nothing faster" in step, out
 
 
 def test_a_journal_figure_its_iterations_result_disagrees_with_is_refused(tmp_path, offline, capsys):

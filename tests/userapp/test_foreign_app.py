@@ -1046,8 +1046,9 @@ def test_tunes_next_line_names_the_programs_own_mapper_as_what_runs_without_mapp
 def test_tunes_best_mapper_line_gives_the_command_that_runs_best_dsl(foreign_exe, tmp_path, capsys, monkeypatch):
     """tune's ending printed best.dsl's program but no command that runs it, which compare's `Best mapper:` line
     gives: the user had to put `mapperopt run --app ... --mapper .../best.dsl` together from the docs. The line gives
-    the same command (`run_command`), with the options the tune was given that `run` takes; run as printed, it
-    runs best.dsl."""
+    the same command (`run_command`), with the options the tune was given that `run` takes, where the pick is the
+    program to run; run as printed, it runs best.dsl. Here the start stays the pick and the Next line keeps the
+    program's own mapper: the line says the pick is printed to inspect, with no command (it read as the advice)."""
     import shlex
 
     from mapperopt.optimizer.commands import run_command
@@ -1062,7 +1063,9 @@ def test_tunes_best_mapper_line_gives_the_command_that_runs_best_dsl(foreign_exe
     command = run_command(["--app", "mapperopt.yaml"], root / "best.dsl", {"timeout_s": 50})
     assert command == f"mapperopt run --app mapperopt.yaml --timeout 50 --mapper {root / 'best.dsl'}", command
     (line,) = [line for line in out.splitlines() if line.startswith("Best mapper")]
-    assert line.endswith(f", printed below; run it with: {command}"), out
+    assert line.endswith(", printed below to inspect") and "run it with" not in line, out
+    assert "no candidate beat the program's own mapper (run without --mapper)" in " ".join(out.split()), out
+    assert command not in out, out  # the Best mapper line's command: only where the pick is the one to run
     best = (root / "best.dsl").read_text().rstrip("\n")
     assert out[out.index(line) + len(line) + 1:].startswith(best), out  # the program follows the line
     assert main([*shlex.split(command)[1:], "--once", "--out", "again"]) == 0
