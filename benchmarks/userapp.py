@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -42,7 +43,7 @@ from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/11"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/12"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -1577,7 +1578,8 @@ def discovery_path(app: UserApp, cmd: list[str]) -> Path:
 
 def describe_from_record(name: str, lines: list[dict]) -> dict:
     """The application description (`mapperopt.app/1`) from the discovery record: one JSON object per task and
-    launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD.
+    launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD (of each task's first launch of each kind only;
+    `discover` adds how many there were, `launch_counts`).
 
     Raises:
         ValueError: an object lacks a field the DSL mapper writes, or holds a value of another type.
@@ -1659,6 +1661,43 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
             "region_tree": list(tree.values()), "tunables": sorted(tunables.values(), key=lambda t: t["id"])}
 
 
+def launch_counts(trace: Iterable[dict]) -> dict[str, dict[str, int]]:
+    """Per task name, its launches by kind ({"index": 2, "single": 1}) in a placement trace (one object per task
+    mapped: `task`, `point` and `domain`, null for a single launch). A single launch is mapped once; an index launch
+    maps each of its points once, so the launches over one domain are as many as the times its most mapped point was
+    mapped. A launch Legion replays from a trace is not mapped: not counted.
+
+    Raises:
+        ValueError: an object lacks those fields or holds values of another type.
+    """
+    try:
+        return _launch_counts(trace)
+    except KeyError as exc:
+        raise ValueError(f"a line has no field {exc}") from None
+    except TypeError as exc:
+        raise ValueError(f"a line holds a value of another type than the DSL mapper writes ({exc})") from None
+
+
+def _launch_counts(trace: Iterable[dict]) -> dict[str, dict[str, int]]:
+    """`launch_counts`, whose malformed objects raise KeyError or TypeError."""
+    counts: dict[str, dict[str, int]] = {}
+    mapped: dict[tuple, int] = {}  # (task, domain, point) -> times mapped
+    for rec in trace:
+        if rec["point"] is None:
+            kinds = counts.setdefault(rec["task"], {})
+            kinds["single"] = kinds.get("single", 0) + 1
+        else:
+            key = (rec["task"], tuple(rec["domain"]), tuple(rec["point"]))
+            mapped[key] = mapped.get(key, 0) + 1
+    most: dict[tuple, int] = {}  # (task, domain) -> the times its most mapped point was mapped
+    for (task, domain, _), n in mapped.items():
+        most[task, domain] = max(most.get((task, domain), 0), n)
+    for (task, _), n in most.items():
+        kinds = counts.setdefault(task, {})
+        kinds["index"] = kinds.get("index", 0) + n
+    return counts
+
+
 def _depth(task: str, tasks: dict[str, dict]) -> int:
     """How many of `tasks` (name -> task) stand above `task` along its parents (0: the top-level task)."""
     seen = {task}
@@ -1712,8 +1751,8 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     # The program's working folder, kept with its output when it fails: the error says where.
     _remove_old_discovery_folders()
     folder = Path(tempfile.mkdtemp(prefix=f"mapperopt-discover-{app.name}-"))
-    record = folder / "record.jsonl"
-    env = shim_env(app, mapper.so_path, record_path=record, keep=True)
+    record, trace = folder / "record.jsonl", folder / "trace.jsonl"  # the trace counts each task's launches
+    env = shim_env(app, mapper.so_path, trace_path=trace, record_path=record, keep=True)
     limit = min(sz.timeout_s, DISCOVERY_TIMEOUT_S) if timeout_s is None else timeout_s
     from mapperopt.benchmarks.harness import run_in_group
 
@@ -1728,14 +1767,20 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     # Read only after a clean exit: a program killed while the mapper wrote leaves a line cut short.
     desc = malformed = None
     if code == 0 and record.is_file():
+        written = record  # the file being read
         try:
-            lines = _record_lines(record)
+            lines = list(_json_lines(record))
             desc = describe_from_record(app.name, lines) if lines else None
+            if desc is not None:  # the record has each task's first launch only: how many there were
+                written = trace
+                counts = launch_counts(_json_lines(trace)) if trace.is_file() else {}
+                for task in desc["tasks"]:
+                    task["launches"] = dict(sorted(counts.get(task["name"], {}).items()))
             own = OWN_MAPPER_NOTE.search(err)
             if desc is not None and own:  # the shim's note: without --keep-app-mapper, a DSL mapper displaces it
                 desc["own_mapper"] = own.group(2)
-        except ValueError as exc:  # the program wrote into the record, or it was cut short
-            malformed = str(exc)
+        except ValueError as exc:  # the program wrote into the file, or it was cut short
+            desc, malformed = None, (written.name, str(exc))
     if desc is None:
         if not keep_failed:
             shutil.rmtree(folder, ignore_errors=True)
@@ -1769,22 +1814,22 @@ def _remove_old_discovery_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _record_lines(record: Path) -> list[dict]:
-    """The discovery record's objects, one a line (`describe_from_record`).
+def _json_lines(path: Path) -> Iterator[dict]:
+    """The objects of the discovery record or placement trace at `path`, one a line (`describe_from_record`,
+    `launch_counts`), read as they are used (a long run's trace has a line per task mapped).
 
     Raises:
         ValueError: a line is not a JSON object (which line, and what is wrong with it).
     """
-    lines = []
-    for number, line in enumerate(record.read_text(errors="replace").splitlines(), 1):
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"line {number} is not JSON ({exc.msg}: column {exc.colno})") from None
-        if not isinstance(value, dict):
-            raise ValueError(f"line {number} is not a JSON object") from None
-        lines.append(value)
-    return lines
+    with open(path, errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"line {number} is not JSON ({exc.msg}: column {exc.colno})") from None
+            if not isinstance(value, dict):
+                raise ValueError(f"line {number} is not a JSON object") from None
+            yield value
 
 
 def relative_paths_note(words, folder) -> str | None:
@@ -1858,12 +1903,18 @@ def size_advice(feedback: Feedback) -> str | None:
     return found[0] if found else None
 
 
+# The files discovery's recording mapper writes in the program's folder: what each holds, the variable naming it.
+DISCOVERY_FILES = {"record.jsonl": ("the record of its tasks", "MAPPEROPT_RECORD"),
+                   "trace.jsonl": ("the trace of the tasks it mapped", "MAPPEROPT_TRACE")}
+
+
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
-                      limit: float, malformed: str | None = None, gpus: int = 0, extra_args=()) -> MapperoptError:
+                      limit: float, malformed: tuple[str, str] | None = None, gpus: int = 0, extra_args=()
+                      ) -> MapperoptError:
     """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
     timed out after `limit` seconds (`code` None), failed (`code`: its exit status), exited 0 without running a
-    Legion task, or exited 0 leaving the record `folder`/record.jsonl `malformed` (what is wrong with it): what
-    happened to the program, where its output is, and what to try."""
+    Legion task, or exited 0 leaving a file of `DISCOVERY_FILES` in `folder` `malformed` (its name, and what is wrong
+    with it): what happened to the program, where its output is, and what to try."""
     from mapperopt.benchmarks.harness import failure_line, stderr_lines
 
     # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
@@ -1883,10 +1934,12 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     moved = (f"\nNote: {moved}" if moved else "") + (f"\nThe folder {folder} is kept for you to read; a later "
                                                      f"discovery removes it after {KEPT_DISCOVERY_DAYS} days.")
     if malformed is not None:
-        return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
-                              f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
+        name, why = malformed
+        what, variable = DISCOVERY_FILES[name]
+        return MapperoptError(f"discovering {app.name}: your program exited 0, but {what} that the recording mapper "
+                              f"wrote, {folder}/{name}, is malformed: {why}",
                               hint=f"{where}; it ends with:\n{said}\nThe recording mapper writes one JSON object "
-                                   "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
+                                   f"a line to the file {variable} names: does the program write to that file "
                                    f"too? To see what it does, {by_hand}{moved}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
         return NoLegionTask(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "

@@ -576,9 +576,11 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     default mapper offers every processor of the kind on the node, and the first free one runs it, as the compiled
     mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
-    known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere). `diagnostics`: a list
-    that receives check's diagnostics (warnings too). `inert_ok`: errors that leave the evaluation unchanged
-    (`INERT_ERRORS`: an unanswered tunable) do not stop it; the caller reports them from `diagnostics`.
+    known, or for VIRTUAL). "launches": the task's launches by kind that discovery mapped ({"index": 2}; empty: not
+    known), of which "regions" and "fields" describe the first only. `stream`: where the mapper's `print` output goes
+    (None: nowhere). `diagnostics`: a list that receives check's diagnostics (warnings too). `inert_ok`: errors
+    that leave the evaluation unchanged (`INERT_ERRORS`: an unanswered tunable) do not stop it; the caller reports
+    them from `diagnostics`.
 
     Raises CheckError when the program has errors other than a mapping function failing on a launch's point (those
     failing points are in the records, as their DslRuntimeError) and, with `inert_ok`, those of `INERT_ERRORS`."""
@@ -617,7 +619,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                  "instance_limit": None, "points": [], "error": None,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
                  "app_mapper": app.keep_app_mapper and info.name not in named,
-                 "variant_names": dict(info.variant_names), "variant_ran": dict(info.variant_ran)}
+                 "variant_names": dict(info.variant_names), "variant_ran": dict(info.variant_ran),
+                 "launches": dict(info.launches)}
         out.append(entry)
         ev_task = legion if entry["app_mapper"] else ev
         try:
@@ -872,6 +875,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                 out.append(f"  {r['index']:>3}  {label.ljust(width)}  {memory.ljust(mw)}  "
                            f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}"
                            + _reduce_text(e["reduce"].get(r["index"])))
+        if e["regions"] and (note := _launches_text(e["launches"])):
+            out.append(note)
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
         for i, names in e["tracked"].items():
@@ -905,6 +910,17 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                 errors.setdefault(rec.code, rec)
         out += [f"  {err}" for err in errors.values()]
     return "\n".join(out)
+
+
+def _launches_text(launches: dict[str, int]) -> str | None:
+    """The line that says a task launched more than once in discovery is shown with its first launch's requirements
+    (the description keeps those only), e.g. for {"index": 2}; None for one launch, or where not known."""
+    if sum(launches.values()) < 2:
+        return None
+    counts = " and ".join(f"{n} {kind} launch{'es' if n != 1 else ''}" for kind, n in launches.items())
+    first = "first index launch" if "index" in launches and len(launches) > 1 else "first launch"
+    return (f"  {counts} in discovery: the regions and fields above are its {first}'s; the same statements map "
+            "the others, which may use other regions or fields (explain does not show them)")
 
 
 TITLE_CHARS = 100  # characters of a placement figure's title line: well within its 8 inches at fontsize 9
@@ -1065,6 +1081,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     the point to Legion's default mapper: where its slicing sends it) and the points per node. Memory capacity is
     not checked (the
     descriptions have no region sizes): an instance shown in a memory may not fit there when the application runs.
+    A task's regions and fields are those of its first launch; a task of a user's program that discovery mapped more
+    than once says so under its table (its other launches may use other fields or regions).
     The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of

@@ -26,6 +26,7 @@ APP_FIELDS = {
     "schema": str, "app": str,
     "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),
                "domain?": ([int], None), "variant_names?": {str: [str]}, "variant_ran?": {str: str},
+               "launches?": {str: int},
                "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "field_sizes?": [int],
                              "redop?": (str, None), "layout?": (str, None), "interleave?": (str, None),
                              "layout_kinds?": [str],
@@ -101,6 +102,17 @@ def _field_sizes(r: dict) -> tuple[int, ...]:
             isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
         return ()
     return tuple(sizes)
+
+
+def _launches(t: dict, what: str) -> tuple[tuple[str, int], ...]:
+    """A task's `launches` ({"index": 2, "single": 1}) as pairs; () where absent (an older description)."""
+    launches = t.get("launches", {})
+    if not isinstance(launches, dict) or not all(
+            k in ("index", "single") and isinstance(n, int) and not isinstance(n, bool) and n >= 0
+            for k, n in launches.items()):
+        raise DescriptionError(f"{what} has launches {launches!r}; expected an object of launch counts by launch "
+                               "kind, e.g. {\"index\": 2, \"single\": 1}")
+    return tuple(launches.items())
 
 
 @dataclass(frozen=True)
@@ -191,6 +203,10 @@ class TaskInfo:
         variant_names: (processor kind, variant names) pairs for the kinds with several variants (discovered;
             Legion's default mapper picks the one that runs).
         variant_ran: (processor kind, variant name) pairs: of those kinds, the variant discovery's run ran.
+        launches: (launch kind, count) pairs: how many "index" and "single" launches of the task discovery's run
+            mapped (a launch Legion replays from a trace is not mapped, so not counted); `regions` are the first
+            launch's only, and a later one may use other regions, fields or privileges. Empty where not known (a
+            benchmark's description, or one discovered before launches were counted).
     """
 
     name: str
@@ -203,6 +219,7 @@ class TaskInfo:
     regions: tuple[RegionArg, ...] = ()
     variant_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
     variant_ran: tuple[tuple[str, str], ...] = ()
+    launches: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     @property
     def index_launched(self) -> bool:
@@ -219,6 +236,7 @@ class TaskInfo:
             "regions": [r.to_json() for r in self.regions],
             **({"variant_names": {k: list(v) for k, v in self.variant_names}} if self.variant_names else {}),
             **({"variant_ran": dict(self.variant_ran)} if self.variant_ran else {}),
+            **({"launches": dict(self.launches)} if self.launches else {}),
         }
 
 
@@ -380,6 +398,7 @@ class AppDescription:
                 domain=None if not domain else tuple(int(x) for x in domain), regions=tuple(regions),
                 variant_names=_names_by_kind(t, "variant_names", what),
                 variant_ran=tuple((k, str(v)) for k, v in t.get("variant_ran", {}).items()),
+                launches=_launches(t, what),
             ))
         tree = tuple(RegionNode(n["name"], n["kind"], n.get("parent")) for n in obj.get("region_tree", ()))
         tunables = []

@@ -103,6 +103,12 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
               (), "{folder}/record.jsonl, is malformed: line 1 is not a JSON object"),
     "fieldless": ('echo "fieldless: writing" >&2; echo \'{"note": 1}\' > "$MAPPEROPT_RECORD"', (),
                   "{folder}/record.jsonl, is malformed: a line has no field 'task_id'"),
+    # a record discovery reads, beside a placement trace (which counts each task's launches) that is not the mapper's
+    "untraced": ('echo "untraced: writing" >&2; echo \'{"task": "a", "task_id": 1, "launch": "single", "variants": '
+                 '["CPU"], "inner": false, "leaf": true, "parent": null, "domain": null, "regions": []}\' > '
+                 '"$MAPPEROPT_RECORD"; echo \'{"task": "a"}\' > "$MAPPEROPT_TRACE"', (),
+                 "discovering untraced: your program exited 0, but the trace of the tasks it mapped that the recording "
+                 "mapper wrote, {folder}/trace.jsonl, is malformed: a line has no field 'point'"),
     # a wrapper script whose program crashed: the shell's exit code 128 + the signal
     "wrapped": ('echo "wrapped: starting" >&2; sh -c \'kill -SEGV $$\'', (),
                 "discovering wrapped: your program exited with code 139 (128 + 11: a program it started was killed "
@@ -779,7 +785,8 @@ def test_a_failed_discoverys_command_to_run_by_hand_gives_the_program_the_enviro
     assert "Not enough procs of kind 2 for must epoch launch" in done.stderr, (command, done.stderr)
     by_hand = environment()
     differ = {k for k in {*discovered, *by_hand} if discovered.get(k) != by_hand.get(k)}
-    recording = {"LD_PRELOAD", "MAPPEROPT_MAPPER", "MAPPEROPT_RECORD", "MAPPEROPT_KEEP_APP_MAPPER"}
+    # discovery's trace (its own file, not the exported one) counts the launches
+    recording = {"LD_PRELOAD", "MAPPEROPT_MAPPER", "MAPPEROPT_RECORD", "MAPPEROPT_TRACE", "MAPPEROPT_KEEP_APP_MAPPER"}
     assert differ == recording | {"MAPPEROPT_PRELOAD"}, (command, {k: (discovered.get(k), by_hand.get(k))
                                                                    for k in differ})
     assert recording.isdisjoint(by_hand) and "MAPPEROPT_PRELOAD" not in discovered  # the eval's, which preloads nothing
