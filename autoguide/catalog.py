@@ -61,13 +61,15 @@ PERFORMANCE_FIELDS = {
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # Texts for a user's program whose output fails verification: the application file's or the --verify-* options'
 # (`explain`, `suggest`), or the program's own check, its result line saying `"verified": false` (`own_*`; {check}:
-# the line's "check" object, {status}: how the program exited); `*suggest` after a DSL mapper ran,
+# the line's "check" object, {status}: how the program exited, {line}: the line, with its number where it is on
+# the standard error); `*suggest` after a DSL mapper ran,
 # `*suggest_no_mapper` after Legion's default mapper (or the program's own), `*suggest_default_failed` after a DSL
 # mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how; {reference}:
 # that mapper, or the program's own, which the baseline ran); `*_intermittent` when earlier executions of the run passed
 # the same check (the output varies: no mistake in the check is the cause).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
-                     "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
+                     "suggest_no_mapper": ("where", "stdout"),
+                     "own_explain": ("app", "check", "status", "line"),
                      "suggest_pattern": ("where", "without"),
                      "suggest_intermittent": ("where", "stdout", "without"),
                      "suggest_no_mapper_intermittent": ("where", "stdout"),

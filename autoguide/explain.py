@@ -1536,7 +1536,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
-        from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK, reported_check
+        from mapperopt.benchmarks.harness import OWN_LINE_IS, UNREAD_OWN_CHECK, reported_check
         from mapperopt.benchmarks.userapp import verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
@@ -1560,6 +1560,8 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
         if own:
             fields["check"] = reported_check(last.result or {})
             fields["status"] = f"exit status {last.exit_code}"
+            at = re.search(re.escape(OWN_LINE_IS) + r"(line \d+ of the standard error)\)", result.reason or "")
+            fields["line"] = f"its MAPPEROPT_RESULT line, {at[1]}," if at else "its MAPPEROPT_RESULT line"
         from mapperopt.benchmarks.userapp import WORDS_APART, intermittent
 
         # Earlier executions passed the same check: the output varies, which no mistake in the check can make it do.

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from mapperopt.dsl.parser import read_source
 from mapperopt import interrupts, toolchain
@@ -171,11 +172,16 @@ KILLED_BY_OOM = (", by the kernel's out-of-memory killer (its memory cgroup coun
 KILLED_BY_ANY = ", by the kernel's out-of-memory killer or by another process"
 # How a reason that a user's program's MAPPEROPT_RESULT line could not be read begins (AutoGuide tells it apart).
 UNREAD_OWN_CHECK = "the program's own check cannot be read: "
+# How a failed own check's reason names its line where that is on the standard error (AutoGuide quotes it).
+OWN_LINE_IS = "; its MAPPEROPT_RESULT line is "
 
 
-# A user's program's result line (docs/own-app.md): the tag may be indented, or prefixed by mpirun --tag-output's
-# "[job,rank]<stdout>:" (a benchmark's line, `parse_output`'s, starts with RESULT_PREFIX itself).
-OWN_RESULT_LINE = re.compile(r"[ \t]*(?:\[\d+,\d+\]<stdout>:[ \t]*)?" + re.escape(RESULT_PREFIX))
+# A user's program's result line (docs/own-app.md), on its standard output or standard error: the tag at the line's
+# start, after any whitespace or mpirun --tag-output's "[job,rank]<stdout>:" ("<stderr>:"), then whitespace, `{` or
+# the line's end (a longer word, "MAPPEROPT_RESULTS", is text). A benchmark's line, `parse_output`'s, starts with
+# RESULT_PREFIX itself. Realm's and Legion's log lines start with "[node - thread]": never a result line.
+OWN_RESULT_LINE = re.compile(r"\s*(?:\[\d+,\d+\]<std(?:out|err)>:\s*)?" + re.escape(RESULT_PREFIX.strip())
+                             + r"(?=[\s{]|$)")
 
 
 def reported_check(line: dict) -> str:
@@ -185,34 +191,60 @@ def reported_check(line: dict) -> str:
     return json.dumps(check, sort_keys=True) if check is not None else 'nothing more (the line has no "check" object)'
 
 
-def own_check(stdout: str) -> tuple[dict | None, str | None, bool]:
-    """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line of `stdout` (docs/own-app.md):
-    (the first line that says "verified": false, else None; why a line cannot be read, naming it, else None; whether
-    at least one line says "verified": true and none fails or is unread). A line with no "verified" is no check."""
-    failed = unread = None
+class OwnCheck(NamedTuple):
+    """A user's program's own check, as `own_check` read it.
+
+    Attributes:
+        failed: the first line that says "verified": false (the standard output's first), as a dict, else None.
+        failed_at: where that line is, "line N of the standard output" (or "... error"), else None.
+        unread: why a line cannot be read, naming it (UNREAD_OWN_CHECK first), else None.
+        passed: whether at least one line says "verified": true and none fails or is unread.
+    """
+
+    failed: dict | None
+    failed_at: str | None
+    unread: str | None
+    passed: bool
+
+
+def own_check(stdout: str, stderr: str) -> OwnCheck:
+    """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line (`OWN_RESULT_LINE`) of its
+    `stdout` and `stderr` (docs/own-app.md). A line with no "verified" is no check; one whose object has "verified"
+    more than once, or whose "verified" is neither true nor false, or that is no JSON object, is unread."""
+    failed = failed_at = unread = None
     passed = False
-    for number, line in enumerate(stdout.split("\n"), 1):  # numbered as an editor numbers them
-        tagged = OWN_RESULT_LINE.match(line)
-        if not tagged:
-            continue
-        text = line[tagged.end():]
-        why = None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            why = f"it is not valid JSON ({exc.msg} at column {exc.colno + tagged.end()})"
-        else:
-            if not isinstance(value, dict):
-                why = "it is not a JSON object"
-            elif "verified" in value and not isinstance(value["verified"], bool):
-                why = f'it says "verified": {json.dumps(value["verified"])}, which is neither true nor false'
-            elif value.get("verified") is False:
-                failed = failed or value
-            elif value.get("verified") is True:
-                passed = True
-        if why and unread is None:
-            unread = f"{UNREAD_OWN_CHECK}line {number} of the standard output, {clip(line, 120)!r}: {why}"
-    return failed, unread, passed and failed is None and unread is None
+    for stream, text in (("output", stdout), ("error", stderr)):
+        for number, line in enumerate(text.split("\n"), 1):  # numbered as an editor numbers them
+            tagged = OWN_RESULT_LINE.match(line)
+            if not tagged:
+                continue
+            where = f"line {number} of the standard {stream}"
+            rest = line[tagged.end():]
+            start = tagged.end() + len(rest) - len(rest.lstrip())  # where the JSON starts, for a column
+            objects = []  # each object's (key, value) pairs, innermost first: the line's own object comes last
+            why = None
+            try:
+                value = json.loads(rest.strip(), object_pairs_hook=lambda pairs: objects.append(pairs) or dict(pairs))
+            except json.JSONDecodeError as exc:
+                why = f"it is not valid JSON ({exc.msg} at column {exc.colno + start})"
+            else:
+                # A repeated "verified" makes the line unread rather than failed only where one value is false:
+                # unread fails whatever the values (the safer), and a line that repeats the key was built wrongly,
+                # so no one of its values is surely the program's verdict.
+                repeats = sum(key == "verified" for key, _ in objects[-1]) if isinstance(value, dict) else 0
+                if not isinstance(value, dict):
+                    why = "it is not a JSON object"
+                elif repeats > 1:
+                    why = f'"verified" occurs {"twice" if repeats == 2 else f"{repeats} times"} in it'
+                elif "verified" in value and not isinstance(value["verified"], bool):
+                    why = f'it says "verified": {json.dumps(value["verified"])}, which is neither true nor false'
+                elif value.get("verified") is False and failed is None:
+                    failed, failed_at = value, where
+                elif value.get("verified") is True:
+                    passed = True
+            if why and unread is None:
+                unread = f"{UNREAD_OWN_CHECK}{where}, {clip(line, 120)!r}: {why}"
+    return OwnCheck(failed, failed_at, unread, passed and failed is None and unread is None)
 
 
 def _json_object(text: str) -> dict | None:
@@ -266,10 +298,12 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     """
     results, _ = parse_output(stdout)
     result = results[0] if len(results) == 1 else None
-    unread = None
+    unread = on_stderr = None
     if not expect_result:  # a user's program: any line's "verified": false fails it (a benchmark prints one line)
-        failed, unread, _ = own_check(stdout)
+        failed, failed_at, unread, _ = own_check(stdout, stderr)
         result = failed or result
+        # a line on the standard error is named: the standard output is where the docs (and a benchmark) put it
+        on_stderr = failed_at if failed and failed_at.endswith(" error") else None
     message = first_error(stderr)
     suffix = f": {message}" if message else ""
     if exit_code is None:
@@ -296,7 +330,8 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     if result is not None and result.get("verified") is False:
         check = (json.dumps(result["check"], sort_keys=True) if result.get("check") is not None
                  else 'its MAPPEROPT_RESULT line says "verified": false and gives no "check" object')
-        return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
+        where = f"{OWN_LINE_IS}{on_stderr}" if on_stderr else ""
+        return "verify", f"the correctness check failed (exit status {exit_code}{where}): {check}", result
     if exit_code != 0:
         said = failure_line(stderr)
         return stage, f"exited with status {exit_code}{f': {said}' if said else ' and no error message'}", result

@@ -1161,9 +1161,9 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
     the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
     under `-logfile stderr`); "verify_from" is "stderr" where only `stderr` matches the verify pattern, as
-    `check_output` allows. Its "own_check" is True where the program's `MAPPEROPT_RESULT` lines say "verified":
-    true (one that says false, or cannot be read, failed the execution at stage verify: `harness.own_check`); their
-    other fields are not read: the metric is the app's."""
+    `check_output` allows. Its "own_check" is True where the program's `MAPPEROPT_RESULT` lines, on `stdout` or
+    `stderr`, say "verified": true (one that says false, or cannot be read, failed the execution at stage verify:
+    `harness.own_check`); their other fields are not read: the metric is the app's."""
     found_in = {}
     if app.metric.regex is None:
         value = wall_s
@@ -1198,7 +1198,7 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
 
     if app.verify.pattern and not re.search(app.verify.pattern, stdout, re.MULTILINE):
         found_in["verify_from"] = "stderr"
-    own = own_check(stdout)[2]
+    own = own_check(stdout, stderr).passed
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
             **({"own_check": True} if own else {}), **found_in}, None

@@ -1,10 +1,11 @@
-"""A program's own check in its MAPPEROPT_RESULT lines (docs/own-app.md) is read fail-safe: a "verified": false in any
-such line fails the execution at stage verify, and a line that cannot be read fails it too, naming the line and why,
-rather than leaving an unverified "ok" that tune and compare would score."""
+"""A program's own check in its MAPPEROPT_RESULT lines (docs/own-app.md), on its standard output or standard error, is
+read fail-safe: a "verified": false in any such line fails the execution at stage verify, and a line that cannot be
+read fails it too, naming the line and why, rather than leaving an unverified "ok" that tune and compare would score."""
 import json
 
 import pytest
 
+from mapperopt.benchmarks.harness import own_check
 from mapperopt.cli import main
 
 
@@ -86,3 +87,140 @@ def test_a_false_check_without_a_check_object_says_so(tmp_path):
     assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
     assert result["reason"] == ('the correctness check failed (exit status 0): its MAPPEROPT_RESULT line says '
                                 '"verified": false and gives no "check" object'), result["reason"]
+
+
+def test_a_line_that_repeats_verified_cannot_be_read(tmp_path):
+    """`{"verified": false, "verified": true}`: a JSON reader keeps the last value, so the run passed on a line whose
+    first "verified" said false. Repeated, the key makes the line unreadable (whatever its values): it fails."""
+    rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"verified": false, "verified": true}'""")
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert "line 2 of the standard output" in result["reason"], result["reason"]
+    assert '"verified" occurs twice in it' in result["reason"], result["reason"]
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert feedback["rule"] == "verification-app-own-check" and "cannot be read" in feedback["explanation"], feedback
+
+
+@pytest.mark.parametrize("line, why", [
+    ('{"verified": true, "verified": true}', '"verified" occurs twice in it'),
+    ('{"verified": true, "check": {}, "verified": false, "verified": true}', '"verified" occurs 3 times in it'),
+])
+def test_a_repeated_verified_is_unread_whatever_its_values(line, why):
+    check = own_check(f"MAPPEROPT_RESULT {line}\n", "")
+    assert (check.failed, check.passed) == (None, False) and why in check.unread, check
+
+
+def test_only_the_lines_own_verified_counts_as_repeated():
+    """A "verified" in a nested object (the check's details) is not the line's: no repeat, the line passes."""
+    line = 'MAPPEROPT_RESULT {"check": {"verified": 1, "verified": 2}, "verified": true}'
+    assert own_check(line, "") == (None, None, None, True)
+
+
+@pytest.mark.parametrize("gap", ["", "\\t", "  \\t "])
+def test_a_line_without_a_space_after_the_tag_is_read(tmp_path, gap):
+    """`MAPPEROPT_RESULT{"verified": false}` (or a tab after the tag) was no result line, so its failed check
+    passed unseen."""
+    line = f"printf 'MAPPEROPT_RESULT{gap}%s\\n' "
+    (tmp_path / "false").mkdir()
+    rc, result = run(tmp_path / "false", line + """'{"verified": false, "check": {"gap": 1}}'""")
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert '{"gap": 1}' in result["reason"], result["reason"]
+    (tmp_path / "true").mkdir()
+    rc, result = run(tmp_path / "true", line + """'{"verified": true}'""")
+    assert (rc, result["status"]) == (0, "ok"), result
+    assert all(a["result"]["own_check"] for a in result["attempts"]), result
+
+
+def test_a_broken_line_without_a_space_names_its_column(tmp_path):
+    rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT{"verified": tru'""")
+    assert (rc, result["stage"]) == (1, "verify"), result
+    # the column counts from the line's start: the tag's 16 characters, then the JSON's 13 up to the cut
+    assert "not valid JSON (Expecting value at column 30)" in result["reason"], result["reason"]
+
+
+@pytest.mark.parametrize("line", ["MAPPEROPT_RESULTS are below", "MAPPEROPT_RESULT_FILE=out.json",
+                                  "see MAPPEROPT_RESULT {\"verified\": false}"])
+def test_a_word_that_starts_with_the_tag_is_no_result_line(tmp_path, line):
+    """Only the tag itself, followed by whitespace, `{` or the line's end, makes a result line; a longer word
+    (or the tag inside a sentence) is the program's own text."""
+    rc, result = run(tmp_path, f"echo '{line}'")
+    assert (rc, result["status"]) == (0, "ok"), result
+
+
+def test_a_bare_tag_cannot_be_read(tmp_path):
+    """The tag alone on its line (the JSON went to the next line, say) was meant as a result line."""
+    rc, result = run(tmp_path, """printf 'MAPPEROPT_RESULT\\n{"verified": false}\\n'""")
+    assert (rc, result["stage"]) == (1, "verify"), result
+    assert "line 2 of the standard output, 'MAPPEROPT_RESULT': it is not valid JSON" in result["reason"], result
+
+
+def test_a_false_check_on_standard_error_fails_the_run(tmp_path):
+    """A program that prints its check with fprintf(stderr, ...): the line was not read, so its failed check passed
+    unseen. It fails at stage verify, the reason and AutoGuide naming the line of the standard error."""
+    rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"verified": false, "check": {"err": 1}}' >&2""")
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert result["reason"] == ('the correctness check failed (exit status 0; its MAPPEROPT_RESULT line is line 1 of '
+                                'the standard error): {"err": 1}'), result["reason"]
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert feedback["rule"] == "verification-app-own-check", feedback
+    assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line, '
+                                       'line 1 of the standard error, says "verified": false; exit status 0). It '
+                                       'reported: {"err": 1}.'), feedback
+
+
+def test_a_true_check_on_standard_error_is_a_passed_own_check(tmp_path):
+    rc, result = run(tmp_path, """echo '[1,0]<stderr>:MAPPEROPT_RESULT {"verified": true}' >&2""")
+    assert (rc, result["status"]) == (0, "ok"), result
+    assert all(a["result"]["own_check"] for a in result["attempts"]), result
+
+
+def test_an_unreadable_line_on_standard_error_names_it(tmp_path):
+    rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"verified": true}'
+echo 'warming up' >&2
+echo 'MAPPEROPT_RESULT {"verified": 1}' >&2""")
+    assert (rc, result["stage"]) == (1, "verify"), result
+    assert "line 2 of the standard error, 'MAPPEROPT_RESULT {\"verified\": 1}'" in result["reason"], result["reason"]
+
+
+def test_a_false_check_on_standard_output_is_quoted_before_one_on_standard_error():
+    """The first failed line is the standard output's, then the standard error's."""
+    check = own_check('MAPPEROPT_RESULT {"verified": false, "check": "out"}',
+                      'MAPPEROPT_RESULT {"verified": false, "check": "err"}')
+    assert check == ({"verified": False, "check": "out"}, "line 1 of the standard output", None, False)
+    assert own_check("", 'x\nMAPPEROPT_RESULT {"verified": false}').failed_at == "line 2 of the standard error"
+
+
+def test_realm_log_lines_on_standard_error_are_no_result_lines():
+    """Realm's and Legion's log lines (`-logfile stderr`) start with `[node - thread]`: a message that quotes the
+    tag is not a result line, nor is an mpirun tag of another form."""
+    stderr = ('[0 - 7f3a2c1fe740]    0.000123 {3}{app}: MAPPEROPT_RESULT {"verified": false}\n'
+              '[0 - 7f3a2c1fe740]    0.000200 {4}{runtime}: MAPPEROPT_RESULT\n')
+    assert own_check("", stderr) == (None, None, None, False)
+
+
+def test_a_legion_programs_failed_check_on_standard_error_fails_the_run(tmp_path):
+    """Circuit, whose own check fails (-test-corrupt), its standard output sent to the standard error, where Realm's
+    and Legion's log lines go too (`-logfile stderr`, info level): the run fails at stage verify, naming that line and
+    quoting the check; Circuit's check passing there counts as its own check."""
+    from mapperopt.benchmarks import build_app, load_config
+
+    args = " ".join(f"{k} {v}" for k, v in load_config("circuit").size("ci").args.items())
+    wrapper = tmp_path / "circuit-err"
+    wrapper.write_text(f'#!/bin/sh\nexec {build_app("circuit")} {args} -level 2 "$@" >&2\n')
+    wrapper.chmod(0o755)
+    out = tmp_path / "corrupt"
+    assert main(["run", "--app", f"{wrapper} -test-corrupt", "--repeats", "1", "--max-repeats", "1",
+                 "--out", str(out)]) == 1
+    result = json.loads((out / "result.json").read_text())
+    stderr = (out / result["attempts"][-1]["stderr"]).read_text().split("\n")
+    (number,) = [n for n, line in enumerate(stderr, 1) if line.startswith("MAPPEROPT_RESULT ")]
+    assert sum(line.startswith("[0 - ") for line in stderr) > 10, stderr  # Realm's log lines are there
+    assert result["stage"] == "verify", result
+    assert result["reason"].startswith(f"the correctness check failed (exit status 2; its MAPPEROPT_RESULT line is "
+                                       f'line {number} of the standard error): {{"kind": "reference", '), result
+    feedback = json.loads((out / "feedback.json").read_text())
+    assert feedback["rule"] == "verification-app-own-check", feedback
+    assert f"line {number} of the standard error, says \"verified\": false" in feedback["explanation"], feedback
+    assert main(["run", "--app", str(wrapper), "--repeats", "1", "--max-repeats", "1", "--out", str(tmp_path / "ok")]
+                ) == 0
+    result = json.loads((tmp_path / "ok" / "result.json").read_text())
+    assert all(a["result"]["own_check"] for a in result["attempts"]), result
