@@ -319,13 +319,22 @@ def enum_named(word: str, tasks) -> str | None:
     return max(found, key=len) if found else None
 
 
+# The name discovery (and so explain) gives a field that has no name: field_ and its field ID.
+_UNNAMED_FIELD = re.compile(r"field_(\d+)")
+
+
 def enum_note(word: str, field: bool = False) -> str:
     """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202, E225) and, at
     the end of a run, the mapper's R453 as `run` prints it; with `field`, on a region name like a field ID's
-    (`field_id_named`, E203)."""
-    return (f"'{abridged(word)}' looks like a C++ enum value " + (
-        "(a field ID): a statement selects a task's region argument by its region's name or its index, never by a "
-        "field" if field else "(a task ID): Legion knows a task by the name it is registered with, not by C++ names"))
+    (`field_id_named`, E203), or explain's name of an unnamed field (field_0)."""
+    if not field:
+        return (f"'{abridged(word)}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
+                "registered with, not by C++ names")
+    unnamed = _UNNAMED_FIELD.fullmatch(word)
+    what = (f"is the name explain gives field ID {unnamed[1]}, which has no name" if unnamed else
+            "looks like a C++ enum value (a field ID)")
+    return (f"'{abridged(word)}' {what}: a statement selects a task's region argument by its region's name or its "
+            "index, never by a field")
 
 
 # What C++ enum names of field IDs add to a field's name (FID_X, X_FIELD): such a name where a region goes is a field's.
