@@ -500,6 +500,16 @@ def _read_yaml(text: str, name: str = "<string>", marks: dict | None = None) -> 
     return yaml.load(stream, Loader=Loader), found
 
 
+def _tab_hint(text: str, exc) -> str | None:
+    """The hint for the YAML syntax error `exc` in `text` where the character it stops at is a tab (YAML does not
+    indent with tabs, and PyYAML's message does not say so); None otherwise."""
+    mark = getattr(exc, "problem_mark", None)
+    lines = text.splitlines()
+    if mark is None or mark.line >= len(lines) or lines[mark.line][mark.column:mark.column + 1] != "\t":
+        return None
+    return f"line {mark.line + 1}, column {mark.column + 1} is a tab: YAML indents with spaces, never tabs"
+
+
 def _key_marks(node, at: tuple[str, ...], marks: dict, seen: set[int]) -> None:
     """`_read_yaml`'s marks under the YAML mapping node `node`, reached through the keys `at`."""
     import yaml
@@ -578,7 +588,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     where = str(path)
     try:
         marks: dict = {}
-        data, duplicates = _read_yaml(decode_utf8(read_app_file(path)), where, marks)
+        text = decode_utf8(read_app_file(path))
+        data, duplicates = _read_yaml(text, where, marks)
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
     except NotUtf8 as exc:
@@ -586,7 +597,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
                              hint="an application file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t "
                                   "utf-8)") from None
     except yaml.YAMLError as exc:
-        raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
+        raise MapperoptError(f"{where} is not valid YAML: {exc}", hint=_tab_hint(text, exc)) from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
     # every problem, each key checked independently (`_checked`); a key given twice first, whose later value is read
