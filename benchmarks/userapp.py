@@ -467,8 +467,9 @@ def _require_executable(exe: Path, where: str) -> None:
     if not os.access(exe, os.X_OK):
         if exe.suffix in _SOURCE_SUFFIXES:  # the program's source, named instead of the program built from it
             built = shlex.quote(str(exe.with_suffix("")))
+            me = toolchain.invoked_as()
             hint = (f"it is C++ source: build the program first, e.g. g++ {shlex.quote(str(exe))} "
-                    f"$(mapperopt toolchain --cflags) $(mapperopt toolchain --libs) -o {built}")
+                    f"$({me} toolchain --cflags) $({me} toolchain --libs) -o {built}")
         else:
             hint = f"chmod +x {shlex.quote(str(exe))}"
         raise MapperoptError(f"{where}: {exe} is not executable", hint=hint)
@@ -1549,7 +1550,7 @@ def load_command(app: UserApp, so: Path, size: str = "ci", extra_args=(), cpus: 
     env = {**app.env, "MAPPEROPT_MAPPER": str(so.resolve()),
            **({"MAPPEROPT_KEEP_APP_MAPPER": "1"} if app.keep_app_mapper else {})}
     words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    return (f'eval "$(mapperopt toolchain --env)" && {words} LD_PRELOAD=$MAPPEROPT_PRELOAD '
+    return (f"{toolchain.env_eval()} && {words} LD_PRELOAD=$MAPPEROPT_PRELOAD "
             f"{shlex.join(discovery_command(app, size, cpus, gpus, extra_args=extra_args))}")
 
 
@@ -1939,7 +1940,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     if unset := [k for k in SHIM_VARIABLES if k in os.environ or k in app.env]:
         env = f"{shlex.join(['env', *(w for k in unset for w in ('-u', k))])} {env}"
     # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
-    by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
+    by_hand = (f"run it by hand where it ran: cd {shlex.quote(str(folder))} && {toolchain.env_eval()} "
                f"&& {env}{shlex.join(cmd)}")
     moved = relative_paths_note(cmd[1:], folder) or script_paths_note(app, code, err)
     moved = (f"\nNote: {moved}" if moved else "") + (f"\nThe folder {folder} is kept for you to read; a later "
