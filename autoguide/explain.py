@@ -936,8 +936,9 @@ def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | 
                     ) -> list[str]:
     """The Layout and CollectMemory statements for `task` on `kind` that change something: those its variants
     accept and whose setting the run's mapper does not already give to each of its instances (all of them where the
-    mapper cannot be evaluated), CollectMemory not where every run reads its inputs again (`_inputs_reused`);
-    `found`: `_evaluator`'s answer, `info`: the task's description or None."""
+    mapper cannot be evaluated), AOS only where an instance not AOS holds several fields (of one field, AOS is SOA),
+    CollectMemory not where every run reads its inputs again (`_inputs_reused`); `found`: `_evaluator`'s answer,
+    `info`: the task's description or None."""
     layouts = ([found[0].layout(task, r.index, kind, _memory_of(found[0], task, r.index, kind, have))
                 for r in info.regions] if found else [])
     options = []
@@ -945,13 +946,25 @@ def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | 
         options.append(f"`Layout {selector_name(task)} * * Align==64;`")
     free = info is not None and not any((r.layout or r.interleave) and (not r.layout_kinds or kind in r.layout_kinds)
                                         for r in info.regions)  # its variant on this kind takes any interleaving
-    if free and (not found or any(lay["order"] != "AOS" for lay in layouts)):
+    if free and (not found or any(lay["order"] != "AOS" and len(_held_fields(result, r)) > 1
+                                  for r, lay in zip(info.regions, layouts))):
         options.append(f"`Layout {selector_name(task)} * * AOS;`")
     read_only = [r.index for r in info.regions if r.privilege == "read_only"] if info is not None else [None]
     if read_only and not (found and set(read_only) <= set(found[0].collect(task))) and \
             not _inputs_reused(result, info):
         options.append(f"`CollectMemory {selector_name(task)} *;`")
     return options
+
+
+def _held_fields(result: RunResult, req) -> set[str]:
+    """The fields an instance mapperopt makes for requirement `req` holds: every field of its field space, those that
+    the requirements of the run's tasks on its root (the last name of its chain) name; `req`'s own without a name or a
+    description."""
+    desc = _description(result)
+    if not req.names or desc is None:
+        return set(req.fields)
+    return set(req.fields).union(*(r.fields for t in desc.tasks for r in t.regions
+                                   if r.names and r.names[-1] == req.names[-1]))
 
 
 def _inputs_reused(result: RunResult, info) -> bool:

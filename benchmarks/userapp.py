@@ -467,8 +467,9 @@ def _require_executable(exe: Path, where: str) -> None:
     if not os.access(exe, os.X_OK):
         if exe.suffix in _SOURCE_SUFFIXES:  # the program's source, named instead of the program built from it
             built = shlex.quote(str(exe.with_suffix("")))
+            me = toolchain.invoked_as()
             hint = (f"it is C++ source: build the program first, e.g. g++ {shlex.quote(str(exe))} "
-                    f"$(mapperopt toolchain --cflags) $(mapperopt toolchain --libs) -o {built}")
+                    f"$({me} toolchain --cflags) $({me} toolchain --libs) -o {built}")
         else:
             hint = f"chmod +x {shlex.quote(str(exe))}"
         raise MapperoptError(f"{where}: {exe} is not executable", hint=hint)
@@ -498,6 +499,16 @@ def _read_yaml(text: str, name: str = "<string>", marks: dict | None = None) -> 
     stream = io.StringIO(text)
     stream.name = name  # a syntax error's "in NAME, line L, column C" (not "<unicode string>")
     return yaml.load(stream, Loader=Loader), found
+
+
+def _tab_hint(text: str, exc) -> str | None:
+    """The hint for the YAML syntax error `exc` in `text` where the character it stops at is a tab (YAML does not
+    indent with tabs, and PyYAML's message does not say so); None otherwise."""
+    mark = getattr(exc, "problem_mark", None)
+    lines = text.splitlines()
+    if mark is None or mark.line >= len(lines) or lines[mark.line][mark.column:mark.column + 1] != "\t":
+        return None
+    return f"line {mark.line + 1}, column {mark.column + 1} is a tab: YAML indents with spaces, never tabs"
 
 
 def _key_marks(node, at: tuple[str, ...], marks: dict, seen: set[int]) -> None:
@@ -578,7 +589,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     where = str(path)
     try:
         marks: dict = {}
-        data, duplicates = _read_yaml(decode_utf8(read_app_file(path)), where, marks)
+        text = decode_utf8(read_app_file(path))
+        data, duplicates = _read_yaml(text, where, marks)
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
     except NotUtf8 as exc:
@@ -586,7 +598,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
                              hint="an application file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t "
                                   "utf-8)") from None
     except yaml.YAMLError as exc:
-        raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
+        raise MapperoptError(f"{where} is not valid YAML: {exc}", hint=_tab_hint(text, exc)) from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
     # every problem, each key checked independently (`_checked`); a key given twice first, whose later value is read
@@ -1538,7 +1550,7 @@ def load_command(app: UserApp, so: Path, size: str = "ci", extra_args=(), cpus: 
     env = {**app.env, "MAPPEROPT_MAPPER": str(so.resolve()),
            **({"MAPPEROPT_KEEP_APP_MAPPER": "1"} if app.keep_app_mapper else {})}
     words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    return (f'eval "$(mapperopt toolchain --env)" && {words} LD_PRELOAD=$MAPPEROPT_PRELOAD '
+    return (f"{toolchain.env_eval()} && {words} LD_PRELOAD=$MAPPEROPT_PRELOAD "
             f"{shlex.join(discovery_command(app, size, cpus, gpus, extra_args=extra_args))}")
 
 
@@ -1928,7 +1940,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     if unset := [k for k in SHIM_VARIABLES if k in os.environ or k in app.env]:
         env = f"{shlex.join(['env', *(w for k in unset for w in ('-u', k))])} {env}"
     # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
-    by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
+    by_hand = (f"run it by hand where it ran: cd {shlex.quote(str(folder))} && {toolchain.env_eval()} "
                f"&& {env}{shlex.join(cmd)}")
     moved = relative_paths_note(cmd[1:], folder) or script_paths_note(app, code, err)
     moved = (f"\nNote: {moved}" if moved else "") + (f"\nThe folder {folder} is kept for you to read; a later "

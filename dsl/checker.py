@@ -319,13 +319,22 @@ def enum_named(word: str, tasks) -> str | None:
     return max(found, key=len) if found else None
 
 
+# The name discovery (and so explain) gives a field that has no name: field_ and its field ID.
+_UNNAMED_FIELD = re.compile(r"field_(\d+)")
+
+
 def enum_note(word: str, field: bool = False) -> str:
     """The note on a task name like a C++ enum value of a task ID (`enum_named`): check's (W315, E202, E225) and, at
     the end of a run, the mapper's R453 as `run` prints it; with `field`, on a region name like a field ID's
-    (`field_id_named`, E203)."""
-    return (f"'{abridged(word)}' looks like a C++ enum value " + (
-        "(a field ID): a statement selects a task's region argument by its region's name or its index, never by a "
-        "field" if field else "(a task ID): Legion knows a task by the name it is registered with, not by C++ names"))
+    (`field_id_named`, E203), or explain's name of an unnamed field (field_0)."""
+    if not field:
+        return (f"'{abridged(word)}' looks like a C++ enum value (a task ID): Legion knows a task by the name it is "
+                "registered with, not by C++ names")
+    unnamed = _UNNAMED_FIELD.fullmatch(word)
+    what = (f"is the name explain gives field ID {unnamed[1]}, which has no name" if unnamed else
+            "looks like a C++ enum value (a field ID)")
+    return (f"'{abridged(word)}' {what}: a statement selects a task's region argument by its region's name or its "
+            "index, never by a field")
 
 
 # What C++ enum names of field IDs add to a field's name (FID_X, X_FIELD): such a name where a region goes is a field's.
@@ -2506,7 +2515,7 @@ class _Checker:
                         continue
                     what = f"argument {r.index}{f' ({r.name})' if r.name else ''} of {info.name}"
                     if r.privilege == "reduce" and stride[2]:  # padded by the Align: the fill of its instance
-                        found.setdefault((id(stmt), "fill"), (stmt, {}, {}, {}))[1].setdefault(
+                        found.setdefault((id(stmt), "fill"), (stmt, {}, {}, {}, {}))[1].setdefault(
                             what, (stride, got, held, root, r, by.get("align")))
                         continue  # its copies too, but the fill comes first, and the fix is the same
                     # A reduction instance holds its reduced fields alone: beside it, only another interleaving or
@@ -2514,12 +2523,13 @@ class _Checker:
                     # Not beside a requirement on the same region or partition: a copy within one subregion (a
                     # block partition's dense block) ran well (a user's SpMV: AOS on `nnz_blocks` for one task, SOA
                     # for the task that wrote it); one from another partition's (an image's sparse subset) crashed.
-                    others = [(q_info, q, q_got, q_place) for q_info, q, q_got, _, q_stride, _, q_place in entries
-                              if q is not r and set(q.fields) & set(r.fields) and not (r.name and q.name == r.name)
+                    copied = [(q_info, q, q_got, q_place) for q_info, q, q_got, _, q_stride, _, q_place in entries
+                              if q is not r and set(q.fields) & set(r.fields)
                               and (_layout_words(q_got) != _layout_words(got)
                                    if "reduce" in (q.privilege, r.privilege) else q_stride != stride)]
+                    others = [c for c in copied if not (r.name and c[1].name == r.name)]
                     if others:
-                        entry = found.setdefault((id(stmt), "copy"), (stmt, {}, {}, {}))
+                        entry = found.setdefault((id(stmt), "copy"), (stmt, {}, {}, {}, {}))
                         entry[1].setdefault(what, (stride, got, held, root, r, by.get("align")))
                         for q_info, q, q_got, q_place in others:
                             layout = _layout_words(q_got) + (" (a reduction instance)" if q.privilege == "reduce"
@@ -2527,8 +2537,13 @@ class _Checker:
                             entry[2].setdefault(layout, {}).setdefault(q_info.name, {})[q.index] = (q_info, q,
                                                                                                     q_place)
                         entry[3][root] = None
-        for (_, case), (stmt, padded, others, roots) in found.items():
-            self._w330(ev, stmt, case, padded, others, roots)
+                        # those left out for the same region or partition, which the note names (they copy too)
+                        for q_info, q, q_got, _ in copied:
+                            if r.name and q.name == r.name:
+                                entry[4].setdefault(r.name, {}).setdefault(_layout_words(q_got), {}).setdefault(
+                                    q_info.name, set()).add(q.index)
+        for (_, case), (stmt, padded, others, roots, alike) in found.items():
+            self._w330(ev, stmt, case, padded, others, roots, alike)
 
     def _copy_place(self, ev: Evaluator, info, index: int, excluded: tuple[str, ...]) -> tuple[str, str] | None:
         """(processor kind, memory kind) where requirement `index` of `info` gets its instance (W330): with a machine,
@@ -2545,12 +2560,15 @@ class _Checker:
             return None if memory == "VIRTUAL" else (kind, memory)
         return None
 
-    def _w330(self, ev: Evaluator, stmt: A.LayoutStmt, case: str, padded: dict, others: dict, roots: dict):
+    def _w330(self, ev: Evaluator, stmt: A.LayoutStmt, case: str, padded: dict, others: dict, roots: dict,
+              alike: dict):
         """W330 at `stmt` for the requirements `padded` (what -> (stride, layout, held fields, root, requirement, the
         statement that gives the Align or None)) it gives an AOS stride other than their field's size; `others`
         (layout words -> task -> {argument: (task info, requirement, where it gets its instance)}) keep another
-        layout on those fields (case "copy"; `roots`: the region trees), or the requirements are reductions whose fill
-        can crash (case "fill"). `ev` finds the statements that would keep the others' layout over the hint's."""
+        layout on those fields (case "copy"; `roots`: the region trees; `alike`: region or partition -> layout words
+        -> task -> its arguments that keep another layout through the same region or partition as `padded`'s, which
+        do not count), or the requirements are reductions whose fill can crash (case "fill"). `ev` finds the
+        statements that would keep the others' layout over the hint's."""
         strides: dict[str, list[str]] = {}  # "an element stride of N bytes" -> the requirements
         reasons: dict[str, None] = {}
         for what, ((size, pad, by_align), got, held, root, r, _) in padded.items():
@@ -2574,8 +2592,8 @@ class _Checker:
         if case == "fill":
             message = (f"{what}, for a reduction: Realm fills a reduction instance with the reduction's identity, and "
                        "in the installed Realm such fills can crash")
-            note = (f"fills of an instance whose element stride is not its field's size can crash with {crash}: "
-                    f"{fixed}")
+            notes = [f"fills of an instance whose element stride is not its field's size can crash with {crash}: "
+                     f"{fixed}"]
         else:
             kept = []
             for layout, tasks in others.items():
@@ -2587,9 +2605,10 @@ class _Checker:
             source = "discovery does" if self.app.discovered_as else "the benchmark's description does"
             message = (f"{what}, but {'; '.join(kept)} on these fields, so Realm copies between the two layouts, "
                        "which can crash over a sparse or aliased partition")
-            note = ("a risk, not a certainty: the installed Realm's copies between two layouts crash only over a "
-                    "sparse or aliased partition (an image, a preimage), not over an equal or block one, and "
-                    f"{source} not record which partition this is; {fixed}")
+            notes = ["a risk, not a certainty: the installed Realm's copies between two layouts crash only over a "
+                     "sparse or aliased partition (an image, a preimage), not over an equal or block one, and "
+                     f"{source} not record which partition this is; {fixed}"]
+            notes.extend(self._same_part_note(alike))
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":
@@ -2659,7 +2678,26 @@ class _Checker:
             these = "this argument" if len(padded) == 1 else "these arguments"
             hints.append(f"{'or ' if hints else ''}keep {these} SOA: write "
                          f"`{format_statement(dataclasses.replace(stmt, constraints=soa))}` instead")
-        self.add("W330", message, stmt.loc, hints, (note,))
+        self.add("W330", message, stmt.loc, hints, tuple(notes))
+
+    @staticmethod
+    def _same_part_note(alike: dict) -> list[str]:
+        """W330's note on the tasks of `alike` (region or partition -> layout words -> task -> its arguments) that keep
+        another layout on the fields through the region or partition of the AOS argument: Realm copies for them too,
+        but within one subregion, which is no risk of the crash (the tasks a run's advice names beside the others)."""
+        same, count = [], 0
+        for part, layouts in alike.items():
+            for layout, tasks in layouts.items():
+                names = [f"{t} (argument{'s' if len(ix) > 1 else ''} {_and([str(i) for i in sorted(ix)])})"
+                         for t, ix in tasks.items()]
+                same.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout} on these fields through "
+                            f"'{part}'")
+                count += len(tasks)
+        if not same:
+            return []
+        return [f"{'; '.join(same)}, as the AOS argument{'s do' if len(alike) > 1 else ' does'}: Realm copies between "
+                "the layouts there too, but within one subregion, which has not crashed, so "
+                f"{'it is' if count == 1 else 'they are'} not named above"]
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the

@@ -344,7 +344,7 @@ def cmake_snippet(legion: toolchain.Legion) -> str:
         "# (`mapperopt toolchain --cmake > mapperopt.cmake`; again after reinstalling mapperopt) and, after project():",
         "#   include(mapperopt.cmake)",
         "#   target_link_libraries(my_app PRIVATE mapperopt::legion)",
-        *(['#   to run the program: eval "$(mapperopt toolchain --env)" first (it puts the libcuda.so.1 stand-in '
+        *([f"#   to run the program: {toolchain.env_eval()} first (it puts the libcuda.so.1 stand-in "
            "that Legion's library needs on LD_LIBRARY_PATH)"] if toolchain.cuda_stub_dir() is not None else []),
         "add_library(mapperopt_legion INTERFACE)",
         "add_library(mapperopt::legion ALIAS mapperopt_legion)",

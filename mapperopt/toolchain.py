@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -162,6 +163,26 @@ def find_legion(prefix: str | os.PathLike | None = None) -> Legion:
 def cache_path() -> Path:
     """The per-user build cache's folder (`MAPPEROPT_CACHE`, default `~/.cache/mapperopt`), which may not exist."""
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "mapperopt")
+
+
+def invoked_as() -> str:
+    """How a printed command names mapperopt: `mapperopt` where that is on PATH and this one, else this one as it was
+    started, by its absolute path (shell-quoted): a virtual environment not activated (`.venv/bin/mapperopt`), whose
+    pasted command would find another mapperopt or none ("mapperopt: command not found")."""
+    started = Path(sys.argv[0]) if sys.argv and Path(sys.argv[0]).name == "mapperopt" else None
+    on_path = shutil.which("mapperopt")
+    if started is None or (on_path is not None and Path(on_path).resolve() == started.resolve()):
+        return "mapperopt"
+    return shlex.quote(str(started.absolute()))
+
+
+def env_eval() -> str:
+    """`eval "$(mapperopt toolchain --env)"`, the shell command that sets the environment for running a program by
+    hand, as printed commands give it: mapperopt named as `invoked_as` says, with this process's MAPPEROPT_CACHE
+    where it is set, so that the LD_PRELOAD shim it builds is in the cache of the mapper library a command names."""
+    cache = f"{CACHE_ENV}={shlex.quote(str(Path(os.environ[CACHE_ENV]).absolute()))} " \
+        if os.environ.get(CACHE_ENV) else ""
+    return f'eval "$({cache}{invoked_as()} toolchain --env)"'
 
 
 def cache_dir() -> Path:

@@ -150,3 +150,18 @@ def test_collecting_a_read_only_input_that_every_iteration_reads_again_is_not_su
     every = [dict(e, count=80) if e["task"] == "init_field" else e for e in DAXPY_PROFILE["tasks"]]
     fb = explain(dataclasses.replace(result, profile={**DAXPY_PROFILE, "tasks": every}))
     assert "`CollectMemory daxpy *;`" in fb.suggestion, fb.suggestion
+
+
+def test_aos_is_not_suggested_where_every_instance_of_several_fields_is_aos_already(tmp_path):
+    """The mapper gives daxpy's argument 0 (X, Y) `AOS C_order`; its argument 1 holds Z alone, whose AOS is its SOA:
+    `Layout daxpy * * AOS;` changes nothing, yet it was suggested beside Align==64. Under SOA for every argument it
+    is suggested (argument 0 holds two fields)."""
+    described = tmp_path / "daxpy.json"
+    described.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "daxpy", "discovered": True,
+                                     "region_tree": [], "tasks": DAXPY_TASKS}))
+    result = RunResult("daxpy", "mapper.dsl", "ok", throughput=0.00103, unit="1/ms", time_s=1.494, dsl=DAXPY_DSL,
+                       profile=DAXPY_PROFILE, settings={"cpus": 2, "gpus": 0, "app_file": "app.yaml",
+                                                        "description": str(described), "command": "daxpy -ll:cpu 2"})
+    assert "`Layout daxpy * * AOS;`" in explain(result).suggestion, explain(result).suggestion
+    fb = explain(dataclasses.replace(result, dsl=DAXPY_DSL + "Layout daxpy 0 * AOS C_order;\n"))
+    assert "`Layout daxpy * * Align==64;`" in fb.suggestion and "AOS;`" not in fb.suggestion, fb.suggestion

@@ -2065,6 +2065,34 @@ def _spmv_like(y_apart=False):
     return replace(AppDescription.from_json(spec), discovered_as="./spmv -n 10000")
 
 
+def test_w330_says_why_a_task_on_the_same_partition_is_not_named():
+    """A tutorial-style daxpy: init_field writes X (then Y) through input_lp, daxpy reads X, Y through input_lp and
+    check reads them from the whole region `input`, SOA both. W330 of `Layout daxpy 0 * AOS C_order;` named check
+    alone, while `run --profile`'s advice named init_field and check as keeping SOA: a note names init_field, whose
+    copies stay within one subregion of the same partition (no risk of the crash), and says why it is not named."""
+    def req(i, names, priv, fields):
+        return {"index": i, "names": names, "privilege": priv, "fields": fields, "field_sizes": [8] * len(fields)}
+    spec = {"schema": "mapperopt.app/1", "app": "daxpy", "region_tree": [
+        {"name": "input", "kind": "region"}, {"name": "input_lp", "kind": "partition", "parent": "input"},
+        {"name": "output", "kind": "region"}, {"name": "output_lp", "kind": "partition", "parent": "output"}],
+        "tasks": [
+            {"name": "top_level", "variants": ["CPU"], "launch": "single", "leaf": False},
+            {"name": "init_field", "variants": ["CPU"], "launch": "index", "parent": "top_level", "domain": [4],
+             "regions": [req(0, ["input_lp", "input"], "write_discard", ["X"])]},
+            {"name": "daxpy", "variants": ["CPU"], "launch": "index", "parent": "top_level", "domain": [4],
+             "regions": [req(0, ["input_lp", "input"], "read_only", ["X", "Y"]),
+                         req(1, ["output_lp", "output"], "write_discard", ["Z"])]},
+            {"name": "check", "variants": ["CPU"], "launch": "single", "parent": "top_level",
+             "regions": [req(0, ["input"], "read_only", ["X", "Y"]), req(1, ["output"], "read_only", ["Z"])]}]}
+    app = replace(AppDescription.from_json(spec), discovered_as="./daxpy -n 1000")
+    d = only("Task * CPU;\nLayout daxpy 0 * AOS C_order;", "W330", app, parse_machine_spec("1x0x2"))
+    assert "but check (argument 0) keeps SOA on these fields" in d.message, d.message
+    assert "init_field" not in d.message, d.message
+    assert d.notes[1] == ("init_field (argument 0) keeps SOA on these fields through 'input_lp', as the AOS "
+                          "argument does: Realm copies between the layouts there too, but within one subregion, "
+                          "which has not crashed, so it is not named above"), d.notes
+
+
 def test_w330_aos_beside_another_layout_of_the_same_fields_is_the_realm_copy_crash():
     """The installed Realm (25.6) crashes copying between an instance whose element stride is not its field's size
     (AOS of a field space of 2+ fields: mapperopt's instances hold every field; or AOS with an Align above the

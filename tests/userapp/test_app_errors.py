@@ -75,6 +75,22 @@ def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys)
     assert not (tmp_path / "runs").exists()
 
 
+def test_the_build_command_for_a_source_file_names_this_mapperopt(tmp_path, mapper, capsys, monkeypatch):
+    """Started as `.venv/bin/mapperopt` (a virtual environment not activated), the hint's build command said
+    `$(mapperopt toolchain --cflags)`, which a shell without mapperopt on its PATH cannot run: it names that one."""
+    import sys
+
+    exe = Path(sys.executable).with_name("mapperopt")
+    monkeypatch.setattr(sys, "argv", [str(exe)])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (tmp_path / "heat.cc").write_text("int main() {}\n")
+    assert main(["check", str(mapper), "--app", "./heat.cc -n 1"]) != 0
+    err = " ".join(capsys.readouterr().err.split())
+    me = shlex.quote(str(exe))
+    assert (f"hint: it is C++ source: build the program first, e.g. g++ {tmp_path / 'heat.cc'} $({me} toolchain "
+            f"--cflags) $({me} toolchain --libs) -o {tmp_path / 'heat'}") in err, err
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_command_line_that_cannot_be_read_is_a_usage_error(command, tmp_path, mapper, capsys):
     """An unclosed quote, or a shell's NAME=value before the program, in --app is a wrong command line: exit status 2,
@@ -736,20 +752,29 @@ def test_gpus_after_the_double_dash_are_named_where_refused(command, tmp_path, m
     assert "hint: remove `-ll:gpu 1` after `--` (or give `-ll:gpu 0`)" in err and "--gpus" not in err, err
 
 
+@pytest.mark.parametrize("activated", [True, False])
 def test_a_failed_discoverys_command_to_run_by_hand_starts_as_printed(tmp_path, mapper, foreign_exe, capsys,
-                                                                      monkeypatch):
+                                                                      monkeypatch, activated):
     """The command a failed discovery says to run by hand, pasted into a shell that has only mapperopt on its PATH,
     runs the program as discovery did (it lacked the environment `mapperopt toolchain --env` sets: on a machine
-    without GPUs, `libcuda.so.1: cannot open shared object file`)."""
+    without GPUs, `libcuda.so.1: cannot open shared object file`). Started as `.venv/bin/mapperopt` (a virtual
+    environment not activated), it names that mapperopt: pasted into a shell without it, `mapperopt: command not
+    found` was all it did."""
     import subprocess
     import sys
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    if not activated:
+        exe = Path(sys.executable).with_name("mapperopt")
+        monkeypatch.setattr(sys, "argv", [str(exe)])
+        monkeypatch.setenv("PATH", ":".join(p for p in os.environ["PATH"].split(":")
+                                            if p and Path(p).resolve() != exe.parent.resolve()))
     # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
     assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
     err = " ".join(capsys.readouterr().err.split())
     command = re.search(r"run it by hand where it ran: (.*) \(without mapperopt\)", err)[1]
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin" if activated else "/usr/bin:/bin",
+           "HOME": os.environ.get("HOME", str(tmp_path))}
     done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
     assert "cannot open shared object file" not in done.stderr, (command, done.stderr)
     assert "Not enough procs of kind 2 for must epoch launch" in done.stderr, (command, done.stderr)

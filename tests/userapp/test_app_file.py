@@ -478,6 +478,22 @@ def test_a_yaml_syntax_error_names_the_file(tmp_path, exe):
     assert f'in "{path}", line 2' in message, message
 
 
+@pytest.mark.parametrize("text, line, column", [
+    ("executable: ./myapp\nsizes:\n  ci:\n\targs: '-n 1000'\n", 4, 1),  # a tab indenting a key
+    ("executable: ./myapp\nsizes:\n  ci:\n    cpus: 2\n  \t  gpus: 0\n", 5, 3),  # one among spaces
+])
+def test_a_tab_in_an_app_file_gets_a_hint_that_yaml_indents_with_spaces(tmp_path, exe, text, line, column):
+    """A tab indenting the file was PyYAML's message alone ("found character that cannot start any token"): the hint
+    names the tab's line and column and says that YAML indents with spaces; a syntax error at no tab has no hint."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, text))
+    assert str(info.value).startswith(f"{tmp_path / 'mapperopt.yaml'} is not valid YAML"), info.value
+    assert info.value.hint == f"line {line}, column {column} is a tab: YAML indents with spaces, never tabs"
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, text.replace("\t", "    ").replace("sizes:", "sizes: {")))
+    assert info.value.hint is None, info.value.hint
+
+
 @pytest.mark.parametrize("args", [["run", "--once", "--app"], ["check", "--app"], ["tune", "--iters", "1", "--app"],
                                   ["compare", "--iters", "1", "--app"]])
 def test_an_app_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte(tmp_path, args, capsys, monkeypatch):

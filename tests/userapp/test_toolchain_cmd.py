@@ -47,7 +47,12 @@ def test_cmake_snippet_names_the_installed_legion(tmp_path):
     from mapperopt import toolchain
 
     if toolchain.cuda_stub_dir() is not None:  # no NVIDIA driver: a program built so starts only after the eval
-        assert '#   to run the program: eval "$(mapperopt toolchain --env)" first' in cmake, cmake
+        said = re.search(r"^#   to run the program: (eval .*) first \(", cmake, re.M)
+        assert said is not None, cmake
+        # in the shell it was printed in, the line puts the stand-in on LD_LIBRARY_PATH
+        done = subprocess.run(["bash", "-c", f'{said[1]} && echo "$LD_LIBRARY_PATH"'], capture_output=True,
+                              text=True, timeout=120)
+        assert str(toolchain.cuda_stub_dir()) in done.stdout.strip().split(":"), (said[1], done.stderr)
 
 
 def test_the_printed_flags_find_legions_mapper_headers(tmp_path):
@@ -87,6 +92,39 @@ def test_compile_for_a_program_prints_how_to_load_the_library_into_it(tmp_path, 
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert [line.split()[-2] for line in ran.stdout.splitlines() if line.startswith("RAN Initialize Nodes")] == \
         ["1", "1", "1"]  # every point on CPU 1, as the DSL mapper says
+
+
+def test_the_printed_load_command_names_this_mapperopt_and_its_cache(tmp_path, foreign_exe):
+    """A virtual environment not activated (`.venv/bin/mapperopt compile ...`): the printed command said `mapperopt
+    toolchain --env`, which a shell without mapperopt on its PATH answers "mapperopt: command not found"; and a shell
+    without MAPPEROPT_CACHE built the LD_PRELOAD shim in another cache than the mapper library's. It names this
+    mapperopt by its path and carries the cache, and runs so; where `mapperopt` on PATH is this one, it says
+    `mapperopt`."""
+    (tmp_path / "my.dsl").write_text(MAPPER)
+    exe = Path(sys.executable).with_name("mapperopt")
+    cache = os.environ.get("MAPPEROPT_CACHE") or str(Path.home() / ".cache" / "mapperopt")
+    bare = ":".join(p for p in os.environ["PATH"].split(":") if p and Path(p).resolve() != exe.parent.resolve())
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+
+    def printed(path: str) -> str:
+        done = subprocess.run([str(exe), "compile", "my.dsl", "--app", f"{foreign_exe} -n 300", "-o", "my.so",
+                               "--cpus", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                              env={**env, "PATH": path, "MAPPEROPT_CACHE": cache})
+        assert done.returncode == 0, done.stderr
+        return done.stderr.split(", run:\n")[1].splitlines()[0]
+
+    command = printed(bare)
+    assert command.startswith(f'eval "$(MAPPEROPT_CACHE={shlex.quote(cache)} {shlex.quote(str(exe))} toolchain '
+                              '--env)" && '), command
+    home = tmp_path / "home"  # a fresh shell's default cache would be under it
+    shell = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=shell, timeout=120, cwd="/")
+    assert ran.returncode == 0, (command, ran.stderr[-2000:])
+    assert [line.split()[-2] for line in ran.stdout.splitlines() if line.startswith("RAN Initialize Nodes")] == \
+        ["1", "1", "1"]  # the DSL mapper's placement: the shim loaded it
+    assert not (home / ".cache").exists()
+    command = printed(f"{exe.parent}:{bare}")
+    assert command.startswith(f'eval "$(MAPPEROPT_CACHE={shlex.quote(cache)} mapperopt toolchain --env)" && '), command
 
 
 def test_the_cmake_build_docs_own_app_gives_builds_and_runs_a_program(tmp_path):

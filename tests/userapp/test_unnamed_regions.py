@@ -55,6 +55,18 @@ def test_a_field_ids_enum_name_for_a_region_is_said_to_be_a_field(tmp_path, time
     assert code == 1 and "looks like a C++ enum value" not in out, out
 
 
+def test_explains_name_of_an_unnamed_field_for_a_region_is_said_to_be_explains(tmp_path, timed_exe, capsys):
+    """`field_1`, the name explain gives timed.cc's field ID 1 (FID_X has no name in the program), where a region
+    goes: E203's note says where that name comes from, not that it looks like a C++ enum value (it is mapperopt's)."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Layout work field_1 * AOS;\n")
+    code, out = check(capsys, mapper, "--app", timed_exe)
+    assert code == 1 and "error[E203]: unknown region 'field_1' for task 'work'" in out, out
+    assert ("note: 'field_1' is the name explain gives field ID 1, which has no name: a statement selects a task's "
+            "region argument by its region's name or its index, never by a field") in out, out
+    assert "looks like a C++ enum value" not in out, out
+
+
 def test_explain_shows_the_unnamed_argument_as_a_dash(tmp_path, timed_exe, capsys):
     """What the hint quotes: explain's row of the argument, with '-' as its name."""
     mapper = tmp_path / "empty.dsl"
