@@ -1,7 +1,7 @@
 """Reference evaluator of a policy: the decisions the compiled mapper must make, computed in pure Python.
 
-`Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl-reference.md §5.1) on the described
-machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping functions for
+`Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl-reference.md §5.1) on the
+described machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping functions for
 one task or launch point, returning the placement-trace record of docs/compiler.md. The differential tests of the
 compiler compare the generated mapper's trace lines with these records.
 
@@ -399,12 +399,15 @@ class Evaluator:
         if info is None:
             return []
         out = set()
-        for _, s in self._stmts:
-            if isinstance(s, A.CollectMemoryStmt) and task_matches(s.tasks, task):
-                for r in info.regions:
-                    if r.privilege == "read_only" and region_matches(s.region, r.index, r.names) is not None:
-                        out.add(r.index)
+        for s in self.collect_statements(task):
+            for r in info.regions:
+                if r.privilege == "read_only" and region_matches(s.region, r.index, r.names) is not None:
+                    out.add(r.index)
         return sorted(out)
+
+    def collect_statements(self, task: str) -> list[A.CollectMemoryStmt]:
+        """The CollectMemory statements whose task selector selects `task`, in program order."""
+        return [s for _, s in self._stmts if isinstance(s, A.CollectMemoryStmt) and task_matches(s.tasks, task)]
 
     def collected(self, task: str) -> list[int]:
         """The indices of `collect(task)` that the mapper leaves untracked: not those on fields that a task of the
@@ -431,6 +434,11 @@ class Evaluator:
 
     def instance_limit(self, task: str, proc_kind: str) -> int | None:
         """The InstanceLimit N that applies to `task` on `proc_kind` (§7.4), or None."""
+        stmt = self.instance_limit_statement(task, proc_kind)
+        return stmt.count if stmt else None
+
+    def instance_limit_statement(self, task: str, proc_kind: str) -> A.InstanceLimitStmt | None:
+        """The InstanceLimit statement that applies to `task` on `proc_kind` (§7.4), or None."""
         cands = []
         for pos, s in self._stmts:
             if not isinstance(s, A.InstanceLimitStmt):
@@ -441,7 +449,7 @@ class Evaluator:
             for rank, tok in task_matches(s.tasks, task):
                 cands.append(((rank, int(kind != "*")), (tok, kind), pos, s))
         stmts = by_precedence(cands)
-        return stmts[0].count if stmts else None
+        return stmts[0] if stmts else None
 
     def map_statement(self, task: str, index_launch: bool,
                       kind: str | None = None) -> A.IndexTaskMapStmt | A.SingleTaskMapStmt | None:

@@ -323,9 +323,13 @@ class Optimizer:
 def start_note(space: Any, start: str, start_point: Any) -> str:
     """The first iteration's note: "start program", and when the start is a program of the user's (no
     `start_point`), what the search's programs leave out of it because it changes nothing here
-    (`SearchSpace.left_out`), so that a statement missing from the next programs is not a surprise."""
-    left_out = space.left_out(start) if start_point is None else None
-    return "start program" + (f"; {left_out}" if left_out else "")
+    (`SearchSpace.left_out`) and the statements whose effect they do not have (`SearchSpace.decided_otherwise`),
+    so that a statement missing from the next programs is not a surprise."""
+    if start_point is not None:
+        return "start program"
+    left_out, decided = space.left_out(start), space.decided_otherwise(start)
+    return "start program" + (f"; {left_out}" if left_out else "") + (
+        f"; the search's programs do not keep {decided}" if decided else "")
 
 
 def make_optimizer(name: str, **kwargs: Any) -> Optimizer:

@@ -1,12 +1,12 @@
 """The one search space of mapping decisions (docs/tuning.md, docs/tuning.md).
 
-A `SearchSpace` is built from an application description (docs/dsl-reference.md §12) and a machine description (§6). It is a
-list of `Decision`s, each a named discrete choice; a *point* is a dict `{decision name: value}` holding one value per
-decision. Every point renders to a DSL program (`SearchSpace.render`), grouped into the six sections of the paper's
+A `SearchSpace` is built from an application description (docs/dsl-reference.md §12) and a machine description (§6). It
+is a list of `Decision`s, each a named discrete choice; a *point* is a dict `{decision name: value}` holding one value
+per decision. Every point renders to a DSL program (`SearchSpace.render`), grouped into the six sections of the paper's
 agent (`SearchSpace.sections`): task kinds, region memories (with CollectMemory), layouts, instance limits, index-task
-maps and single-task maps. The offline optimizer walks the space with `neighbours` and maps arbitrary programs
-(a user's start program, AutoGuide's edited programs) back into it with `project`; OpenTuner and random search can
-use `decisions` and `random_point`.
+maps and single-task maps. The offline optimizer walks the space with `neighbours` and maps arbitrary programs (a user's
+start program, AutoGuide's edited programs) back into it with `project`; OpenTuner and random search can use `decisions`
+and `random_point`.
 
 Decision names and values (all values are JSON-serialisable; lists come back as tuples):
 
@@ -14,7 +14,7 @@ Decision names and values (all values are JSON-serialisable; lists come back as 
 |---|---|---|
 | `kinds/<task>` | tuple of processor kinds, first one preferred | `Task <task> K1,K2;` |
 | `memory/<task>/<req>/<kind>` | tuple of memory kinds | `Region <task> <name or req> <kind> M1,M2;` |
-| `layout/interleave` | `"SOA"` or `"AOS"` (absent when the application requires SOA) | one `Layout * * * ...;` line for all |
+| `layout/interleave` | `"SOA"` or `"AOS"` (absent when the application needs SOA) | one `Layout * * * ...;` for all |
 | `layout/order` | `"F_order"` or `"C_order"` (absent when the application requires one) | (same line) |
 | (none) | what variants require and the line above does not give (AOS, needs that differ) | `Layout <task> ...;` |
 | `layout/align` | 0 (none), 64 or 128 bytes | (same line) |
@@ -356,8 +356,9 @@ class SearchSpace:
         layout_lines = []
         if self.layouts:
             align = p["layout/align"]
-            layout_lines = [f"Layout * * * {p.get('layout/interleave', self.required_interleave)} {p.get('layout/order', self.required_order)}"
-                            f"{f' Align=={align}' if align else ''};", *self.pinned]
+            interleave, order = p.get("layout/interleave", self.required_interleave), p.get("layout/order",
+                                                                                              self.required_order)
+            layout_lines = [f"Layout * * * {interleave} {order}{f' Align=={align}' if align else ''};", *self.pinned]
         limit_lines = [f"InstanceLimit {_q(d.task)} {p[d.name]};"
                        for d in self.decisions if d.group == "limit" and p[d.name]]
         return {
@@ -641,8 +642,9 @@ class SearchSpace:
         """What of a user's start program `dsl` (its file `name`) the programs the search writes do not keep, as the
         note `--start FILE` prints first: they are new programs made from what `dsl` decides on this machine
         (`project`), not edits of it, so its comments, functions, map statements (`left_out` says when they
-        change nothing here) and what it says of kinds this machine lacks are gone. None when `dsl` has none of
-        these, or does not parse (the first iteration reports why)."""
+        change nothing here), what it says of kinds this machine lacks, and what its statements decide that no point
+        of the space does (`decided_otherwise`) are gone. None when `dsl` has none of these, or does not parse (the
+        first iteration reports why)."""
         from mapperopt.dsl import ast
         from mapperopt.dsl.parser import parse
 
@@ -675,6 +677,8 @@ class SearchSpace:
             parts.append(f"its {' and '.join(maps)} statements as written ("
                          + ("they change nothing on this machine and are left out" if left_out else
                             "the search places points with its own library functions") + ")")
+        if decided := self.decided_otherwise(dsl):
+            parts.append(decided)
         absent = ""
         if lacked:
             example = next((s for s in program.statements
@@ -696,6 +700,78 @@ class SearchSpace:
                 "the search's statements for what it decides here. best.dsl is the file itself when it stays the "
                 "best; else it is one of the search's programs, and best-from-start.dsl, beside it, is the file "
                 "edited to map as best.dsl does here, where such an edit is sound.")
+
+    def decided_otherwise(self, dsl: str) -> str | None:
+        """What the statements of program `dsl` decide on this machine that the programs rendered from its projection
+        (`project`) do not, as the clause "what these statements decide here: line N's `STATEMENT` (they write ...),
+        ..." (statements in line order; consecutive ones with the same replacement in one item, joined by "and"), or
+        None when there are none or `dsl` does not load. They are: a Layout for some requirements only (the search
+        writes one Layout line for all, with the layout most requirements get), an InstanceLimit other than the search's
+        counts or on a task the search limits nothing of, a CollectMemory of some requirements only, a Region list the
+        search has no choice for, any Layout when the space searches no layout."""
+        from mapperopt.dsl.formatter import format_statement
+
+        try:
+            ev = self._evaluator(dsl)
+        except MapperoptError:
+            return None
+        point = self.project(dsl)
+        sections = self.sections(point)
+        ours = self._evaluator(self.render(point))
+        # (line, column) of a statement of `dsl` -> it and what the search's programs write instead (statements
+        # compare equal whatever their place, so their place is the key)
+        found: dict[tuple[int, int], tuple[Any, str]] = {}
+        spread: dict[str, list] = {}  # layout aspect -> the statements of `dsl` that decide it somewhere
+        spread_to: set[str] = set()  # layout aspects the search gives requirements that `dsl` leaves undecided
+
+        def note(stmt: Any, instead: str) -> None:
+            if stmt is not None:
+                found.setdefault((stmt.loc.line, stmt.loc.col), (stmt, instead))
+
+        for name, task in self.tasks.items():
+            kind = self.effective_kind(point, name)
+            limit = ours.instance_limit_statement(name, kind)
+            if ev.instance_limit(name, kind) != (limit.count if limit else None):
+                note(ev.instance_limit_statement(name, kind), f"`{format_statement(limit)}`" if limit else "none")
+            if ev.collect(name) != ours.collect(name):
+                line = next((c for c in sections["region"] if c.startswith(f"CollectMemory {_q(name)} ")), None)
+                for stmt in ev.collect_statements(name):
+                    note(stmt, f"`{line}`" if line else "none")
+            for req in task["regions"]:
+                i = req["index"]
+                listed, theirs = ([m for m in e.memories(name, i, kind) if m in self.memories.get(kind, ())]
+                                  for e in (ev, ours))
+                if listed and listed != theirs and not task.get("inner"):
+                    stmts = ours.region_statements(name, i, kind)
+                    note(ev.region_statements(name, i, kind)[0], f"`{format_statement(stmts[0])}`")
+                memory = (listed or [DEFAULT_MEMORY.get(kind, "SYSMEM")])[0]
+                (mine, deciders), theirs = ev.layout_sources(name, i, kind, memory), ours.layout(name, i, kind, memory)
+                for aspect, stmt in deciders.items():
+                    spread.setdefault(aspect, []).append(stmt)
+                for aspect in (a for a in mine if mine[a] != theirs[a]):
+                    if aspect in deciders:
+                        note(deciders[aspect], "")
+                    else:
+                        spread_to.add(aspect)
+        # The search gives the layout most requirements get to those `dsl` leaves undecided: the statements of `dsl`
+        # that decide that aspect elsewhere are what it spreads.
+        for aspect in spread_to:
+            for stmt in spread.get(aspect, ()):
+                note(stmt, "")
+        # Without a searched layout (`layouts` False) the search's programs have no Layout statement at all.
+        global_line = (f"`{sections['layout'][0]}` for every requirement, the layout most requirements get"
+                       if self.layouts else "none: layouts are not searched")
+        groups: list[tuple[list[str], str]] = []  # consecutive statements with the same replacement said once
+        for _, (stmt, instead) in sorted(found.items()):
+            said = f"line {stmt.loc.line}'s `{format_statement(stmt)}`"
+            if groups and groups[-1][1] == (instead or global_line):
+                groups[-1][0].append(said)
+            else:
+                groups.append(([said], instead or global_line))
+        if not found:
+            return None
+        return (f"what {'this statement decides' if len(found) == 1 else 'these statements decide'} here: "
+                + ", ".join(f"{' and '.join(said)} (they write {instead})" for said, instead in groups))
 
     def edit_of(self, start: str, best: str) -> str | None:
         """The best program `best` written as an edit of a user's start program `start`: `start` as it is (comments,

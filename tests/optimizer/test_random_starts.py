@@ -7,6 +7,8 @@ import json
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mapperopt.cli import main
 from mapperopt.descriptions import parse_machine_spec
@@ -71,6 +73,31 @@ def test_toward_default_moves_are_new_mappings_heaviest_task_first(circuit_app):
         assert len(set(keys)) == len(keys) and space._key(point) not in keys
         tasks = [m.label.split(" of ")[1].split(" back")[0] for m in moves if m.label.startswith("every decision")]
         assert tasks == sorted(tasks, key=lambda t: -weights[t])  # only timed-loop tasks, heaviest first
+
+
+# The words by which a move's label names the decisions of a group it changes for every task.
+GROUP_WORDS = {"memory": "memories", "limit": "instance limit", "collect": "collected", "layout": "the layout"}
+SPACES: dict[str, SearchSpace] = {}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(machine=st.sampled_from(["1x0x1", "1x0x2", "1x2x2", "2x4x1"]), seed=st.integers(0, 2**32 - 1),
+       pressure=st.booleans(), weighted=st.booleans())
+def test_every_decision_a_move_toward_the_default_changes_is_named_in_its_label(circuit_app, machine, seed, pressure,
+                                                                                weighted):
+    """A user read `toward the default from the best: the default memories, no instance limit, nothing collected`
+    and found the layout changed too: each decision that differs between a point and a move's result, as the guided
+    search applies it, is named by the label, by its task ("every decision of T") or by its group's words."""
+    space = SPACES.setdefault(machine, SearchSpace(circuit_app, parse_machine_spec(machine)))
+    point = space.random_point(random.Random(seed))
+    weights = {"calculate_new_currents": 2.0, "update_voltages": 0.5} if weighted else None
+    for move in space.toward_default(point, weights=weights, pressure=pressure):
+        after = space.apply(point, move)
+        changed = [space.by_name[n] for n in point if after[n] != point[n]]
+        assert changed, move
+        for d in changed:
+            assert f"every decision of {d.task} " in move.label or GROUP_WORDS.get(d.group, "\0") in move.label, \
+                (d.name, point[d.name], after[d.name], move.label)
 
 
 @pytest.mark.parametrize("bench,seed", [("stencil", 1), ("circuit", 0)])

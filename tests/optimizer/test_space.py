@@ -7,6 +7,8 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mapperopt.benchmarks import known_benchmarks
 from mapperopt.descriptions import AppDescription, parse_machine_spec
@@ -326,6 +328,72 @@ def test_a_start_file_is_told_what_the_search_does_not_keep(circuit_app, cpu2):
     assert "`Task calculate_new_currents GPU,CPU` becomes `Task calculate_new_currents CPU`" in named, named
     # A file with nothing to lose: no note.
     assert space.not_kept(space.render(space.default_point()), "s.dsl") is None
+
+
+def test_a_start_files_statements_the_search_decides_otherwise_are_named(circuit_app):
+    """`tune --start my.dsl` with `Layout daxpy input_blocks CPU AOS C_order;` (one requirement of one task) and
+    `InstanceLimit daxpy 2;`: every program after the start had `Layout * * * SOA F_order;` and a limit of 1 or none,
+    and no note said so. The search writes one Layout line for all requirements (the layout most of them get) and
+    limits of 1 or 4; the start's note names each statement whose effect its programs do not have."""
+    space = SearchSpace(circuit_app, parse_machine_spec("1x0x1"))
+    start = ("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout calculate_new_currents rp_wires CPU AOS C_order;\n"
+             "InstanceLimit calculate_new_currents 2;\nInstanceLimit check_circuit 1;\n"
+             "CollectMemory calculate_new_currents rp_wires;\n")
+    searched = space.render(space.project(start))
+    # What the note says is so: the search's version of the start has none of them as written.
+    assert not any(s in searched for s in ("AOS", "C_order", "InstanceLimit calculate_new_currents 2",
+                                           "check_circuit 1", "rp_wires")), searched
+    note = space.not_kept(start, "my.dsl")
+    assert note is not None
+    for part in ("they do not keep what these statements decide here: line 3's `Layout calculate_new_currents "
+                 "rp_wires CPU AOS C_order;` (they write `Layout * * * SOA F_order;` for every requirement, the layout "
+                 "most requirements get)",
+                 "line 4's `InstanceLimit calculate_new_currents 2;` (they write "
+                 "`InstanceLimit calculate_new_currents 1;`)",
+                 "line 5's `InstanceLimit check_circuit 1;` (they write none)",
+                 "line 6's `CollectMemory calculate_new_currents rp_wires;` (they write "
+                 "`CollectMemory calculate_new_currents *;`)"):
+        assert part in note, (part, note)
+    # Statements the search's programs do keep are not named.
+    kept = "Task * CPU;\nLayout * * * AOS C_order;\nInstanceLimit calculate_new_currents 4;\n"
+    assert space.not_kept(kept, "k.dsl") is None
+    # A specific layout the majority overrides; and layouts the majority spreads to requirements they left undecided.
+    assert space.decided_otherwise("Layout * * * AOS;\nLayout check_circuit * CPU SOA;\n") == (
+        "what this statement decides here: line 2's `Layout check_circuit * CPU SOA;` (they write `Layout * * * AOS "
+        "F_order;` for every requirement, the layout most requirements get)")
+    spreading = "".join(f"Layout {t} * CPU AOS;\n" for t in ("init_piece", "calculate_new_currents", "update_voltages",
+                                                              "distribute_charge"))
+    assert "AOS" in space.render(space.project(spreading))
+    assert space.decided_otherwise(spreading) == (
+        "what these statements decide here: line 1's `Layout init_piece * CPU AOS;` and line 2's "
+        "`Layout calculate_new_currents * CPU AOS;` and line 3's `Layout update_voltages * CPU AOS;` and line 4's `Layout distribute_charge * CPU AOS;` (they write "
+        "`Layout * * * AOS F_order;` for every requirement, the layout most requirements get)")
+    # Without searched layouts the search writes no Layout line; a fallback memory the search has no list for.
+    unsearched = SearchSpace(circuit_app, parse_machine_spec("1x0x1"), layouts=False)
+    assert unsearched.decided_otherwise("Layout * * * SOA F_order;\nLayout update_voltages * CPU AOS;\n") == (
+        "what this statement decides here: line 2's `Layout update_voltages * CPU AOS;` (they write none: layouts are "
+        "not searched)")
+    gpus = SearchSpace(circuit_app, parse_machine_spec("1x2x2"))
+    assert gpus.decided_otherwise("Task * GPU,CPU;\nRegion update_voltages 0 GPU ZCMEM,SYSMEM,FBMEM;\n") == (
+        "what this statement decides here: line 2's `Region update_voltages 0 GPU ZCMEM,SYSMEM,FBMEM;` (they write "
+        "`Region update_voltages 0 GPU ZCMEM,FBMEM;`)")
+    assert gpus.decided_otherwise("Task * GPU,CPU;\nRegion * * GPU ZCMEM,FBMEM;\n") is None
+    # The first iteration's note (history.csv) says it too.
+    from mapperopt.optimizer.base import make_optimizer
+
+    first = make_optimizer("guided", space=space, start=start, seed=0).propose([]).note
+    assert first.startswith("start program; the search's programs do not keep what these statements decide here: "
+                            "line 3's `Layout calculate_new_currents rp_wires CPU AOS C_order;`"), first
+
+
+@settings(max_examples=30, deadline=None)
+@given(bench=st.sampled_from(["circuit", "stencil", "pennant"]), machine=st.sampled_from(MACHINES + ["1x0x1"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_a_program_of_the_search_is_never_said_to_be_decided_otherwise(bench, machine, seed):
+    """The note names only what the search's programs lose: a program rendered from any point projects back to one
+    that decides all it decides."""
+    space = SearchSpace(load_app(bench), parse_machine_spec(machine))
+    assert space.decided_otherwise(space.render(space.random_point(random.Random(seed)))) is None
 
 
 def test_the_best_written_as_an_edit_of_the_start_file_keeps_it_and_maps_as_the_best(circuit_app, cpu2):
