@@ -2044,12 +2044,12 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
-        """W303/W302 for kinds the machine lacks where the absence changes what a statement does here: W303 once per
-        kind (at its first use), W302 at each statement (each is to be fixed). Not for a kind in a list that names one
-        the machine has (the fallback a portable mapper writes, `Task * GPU,CPU;`; a Task statement's list goes on
-        with those of the `Task *` statements), nor in a statement for tasks on a processor kind without processors
-        (it never applies here). A memory that only the run's flags create (RDMEM, SOCKMEM) is reported in any list:
-        its absence is a missing flag, not the machine."""
+        """W303/W302 for kinds the machine lacks where a statement applies here: W303 once per kind (at its first
+        use), W302 at each statement (each is to be fixed). W303 not for a processor kind in a list that names one the
+        machine has (the fallback a portable mapper writes, `Task * GPU,CPU;`; a Task statement's list goes on with
+        those of the `Task *` statements); W302 for every memory kind the machine lacks, in any list (the mapper skips
+        it there at every mapping, a memory only the run's flags create, RDMEM or SOCKMEM, for a missing flag).
+        Neither in a statement for tasks on a processor kind without processors (it never applies here)."""
         m = self.machine
         procs = lambda k: k not in ABSENT_KINDS and m.count(k, 0) > 0  # noqa: E731 (ABSENT_KINDS: _statements)
         every_task = [k.name for s in self.program.statements if isinstance(s, A.TaskStmt) and s.tasks.is_wildcard
@@ -2078,10 +2078,8 @@ class _Checker:
                 if self._only_absent_memories(s):
                     continue
                 proc = s.proc.name if isinstance(s.proc, A.Kind) else None
-                listed = any(k.name == "VIRTUAL" or m.memories_of(k.name) for k in s.memories)
                 for k in s.memories:
-                    if (k.name != "VIRTUAL" and not m.memories_of(k.name)
-                            and (not listed or k.name in FLAG_SIZED_MEMORIES)):
+                    if k.name != "VIRTUAL" and not m.memories_of(k.name):
                         # Said where the kind is of no use to the processor kind on a machine that has it either.
                         never = _never_seen(k.name, proc)
                         never = f", and {proc} processors never see it on any machine ({never})" if never else ""

@@ -1505,7 +1505,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         print_wrapped(console, note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
-                         processors=processors,
+                         processors=processors, root=store.root,
                          unsure=measure_more(warned, "app_file" not in settings, larger,
                                              summary.get("min_time_s", protocol.MIN_TIME_S))):
         print_wrapped(console, step, markup=False)
@@ -2120,7 +2120,7 @@ def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: f
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
               processors: tuple[int, int, int] | None = None, own_mapper: str | None = None,
-              unsure: str | None = None) -> str | None:
+              unsure: str | None = None, root: Path | None = None) -> str | None:
     """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
     --start FILE): which program to keep, the start where the pick is not shown faster than it (as
     `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
@@ -2129,10 +2129,12 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
     reference measured with it, on more than one processor. `own_mapper`: the mapper a user's program registers
     itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one. `unsure`
-    (`measure_more`): said first where the pick is no clear gain, as the measurements could not show one."""
+    (`measure_more`): said first where the pick is no clear gain, as the measurements could not show one. Where every
+    candidate and the start failed in the final comparison, what to do instead (`_nothing_ran_step`; `root`: the
+    tuning folder, which the comparison's run folders are relative to)."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
     if measured[best]["estimate"] is None:
-        return None  # nothing was compared: said by the lines above
+        return _nothing_ran_step(summary, root, own_mapper or summary.get("own_mapper"))
 
     keep_start, refs = _kept_instead(summary, default_start)
     beat_default = _beats(summary, "default", default_start)
@@ -2189,6 +2191,31 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
         parts.append(said)
     if not parts:
         return None
+    return next_line(parts, "run")
+
+
+def _nothing_ran_step(summary: dict, root: Path | None, own: str | None) -> str:
+    """`next_step`'s line where every candidate and the start failed in the final comparison (`summary`): where to
+    read why the pick failed (its last run folder there, under `root`, the tuning folder, where given), then which
+    mapper to keep: a reference that ran there, else, where the references failed too, that the program fails
+    whatever the mapper; without references, the mapper the program runs without --mapper (`own`: its own)."""
+    pick = summary["measured"][summary["best"]]
+    run_dirs = pick.get("run_dirs") or []
+    folder = (root / run_dirs[-1] if root else Path(run_dirs[-1])) if run_dirs else None
+    where = f"; its run's output and AutoGuide's feedback on it: {folder}/stderr.txt, feedback.json" if folder else ""
+    parts = [f"read why the pick ({summary['best']}) failed ({pick['reason'] or 'no reason recorded'}{where})"]
+    refs = [n for n in ("expert", "default") if n in summary["measured"]]
+    ran = [n for n in refs if summary["measured"][n]["estimate"]]
+    if ran:
+        named, keep = keep_reference(ran[0], own)
+        parts.append(f"{keep.replace('it', named, 1)}, which ran in the final comparison")
+    elif refs:
+        names = " and ".join(reference_name(n, own) for n in refs)
+        parts.append(f"{names} failed there too, so the program fails whatever the mapper: make it run without "
+                     "--mapper first")
+    else:
+        named, keep = keep_reference("default", own)
+        parts.append(f"{keep.replace('it', named, 1)}: no mapper of this tune is shown to work")
     return next_line(parts, "run")
 
 
@@ -2386,13 +2413,14 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
     names the start by the user's own file (`start_file`: tune's --start FILE) where there is one; then, given the
     `command` that runs the pick (`best_run_command`), with it, last, as compare's `Best mapper:` line ends, where the
     pick is the program to run; where a reference is significantly faster or the Next line says to keep another
-    program (`_kept_instead`), the pick is printed to inspect, without a command."""
+    program (`_kept_instead`), the pick is printed to inspect, without a command, as it is where every candidate and
+    the start failed in the final comparison: then the line says that no mapper of the tune ran, claiming no best."""
     line = _best_mapper_line(summary, path, default_start, start_file)
     if not command:
         return line
     keep_start, refs = _kept_instead(summary, default_start)
-    compared = summary["measured"][summary["best"]]["estimate"] is not None  # else no Next line: nothing to keep
-    if compared and (keep_start or refs or _faster(summary, default_start)):
+    compared = summary["measured"][summary["best"]]["estimate"] is not None  # else it never ran: nothing to run
+    if not compared or keep_start or refs or _faster(summary, default_start):
         return f"{line.removesuffix(':')}, printed below to inspect"
     return f"{line.removesuffix(':')}, printed below; run it with: {command}"
 
@@ -2412,9 +2440,11 @@ def _best_mapper_line(summary: dict, path: Path, default_start: bool, start_file
     pick = f"The pick, {path.name} (iteration {summary['best_iter']}):"  # the program printed below the line
     start, measured = summary["start"], summary["measured"]
     gain = _comparison(summary, start)
-    if measured[summary["best"]]["estimate"] is None:  # every candidate and the start failed: the search's pick
-        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the search's pick: every candidate and the "
-                f"start failed in the final comparison, so nothing was compared. {pick}")
+    if measured[summary["best"]]["estimate"] is None:  # every candidate and the start failed: no pick to claim
+        return ("No mapper of this tune ran in the final comparison: every candidate and the start failed there "
+                "(why: the failures under its table above; the Next line names the pick's run folder), so none is "
+                f"shown to work and none is recommended. {path} holds the search's pick, iteration "
+                f"{summary['best_iter']}:")
     if not faster and start != summary["best"] and start in measured and gain is None:
         # the start did not run (or measured 0): the pick is the best of those that ran, never "as good as the start"
         how = "failed" if measured[start]["estimate"] is None else "measured 0"

@@ -2456,10 +2456,11 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     first on a tie), with its file; then a `Next:` line: use it where its score's interval lies above 1, else keep the
     reference (`keep_reference`). Only a best that the Next line says to use is given with the `mapperopt run`
     command that runs it as the comparison did; another is said to be not shown better than the reference, its file
-    named to inspect. Empty where no run's best worked in the final measurement, or its file is gone."""
+    named to inspect. Where no run's best worked (`_nothing_ran_lines`), that none is recommended, and a Next line;
+    empty where the best's file is gone."""
     rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
     if not rows:
-        return []
+        return _nothing_ran_lines(summary, folder)
     best = max(rows, key=lambda r: r["normalized"])  # max keeps the first of equal scores
     run = folder / best["folder"]  # its best.dsl, else (deleted) the iteration's own copy
     path = next((p for p in (run / "best.dsl", run / f"iter-{best['best_iter']:03d}" / "mapper.dsl") if p.is_file()),
@@ -2496,6 +2497,32 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     lines.append(next_line([*filter(None, [unsure]), f"{keep.replace('it', named, 1)}: the best mapper found is not "
                             f"shown faster than it: {why}"], "comparison"))
     return lines
+
+
+def _nothing_ran_lines(summary: dict, folder: Path) -> list[str]:
+    """`best_mapper_lines`' lines where no run's best has a score (`folder`: the comparison's): that no mapper of the
+    comparison ran (every run found no working mapper, or its best failed in the final measurement), claiming no best,
+    where to read why (the first such run's final run folder, else the failed evaluations column: its iterations'
+    feedback.txt), then a Next line to keep the reference. Empty without runs, or where a run's best lacks a score
+    for another reason (nothing is said of it then)."""
+    runs = summary.get("runs") or []
+    failed = [r for r in runs if r.get("final_failure") and r.get("best_iter")]
+    found_none = [r for r in runs if not r.get("best_iter")]
+    if not runs or len(failed) + len(found_none) < len(runs):
+        return []
+    how = ("every run's best program failed there" if not found_none else
+           "no run found a working mapper" if not failed else
+           "each run found no working mapper or its best program failed there")
+    named, keep = keep_reference(summary.get("reference", "expert"), summary.get("own_mapper"))
+    first = failed[0]["final_failure"].get("run_dir") if failed else None
+    why = (f"read why {failed[0]['folder']}'s best program failed in the final measurement (its run's output and "
+           f"AutoGuide's feedback on it: {folder / first}/stderr.txt, feedback.json)" if first else
+           f"read why the runs' iterations failed (each one's feedback.txt, e.g. {folder / runs[0]['folder']}/"
+           "iter-001/feedback.txt)")
+    return [f"No mapper this comparison found ran in the final measurement: {how} (why: the lines under the table "
+            "and its failed evaluations column), so none is shown to work and none is recommended.",
+            next_line([why, f"{keep.replace('it', named, 1)}: no mapper of this comparison is shown to work"],
+                      "comparison")]
 
 
 def _report_paths(folder: Path) -> dict[str, Path]:

@@ -764,11 +764,15 @@ def test_w301_to_w309(circuit, m14):
     assert only("Task * OMP,CPU;", "W303").loc.col == 8
     assert only("Task * GPU;", "W303", machine=cpu).message.startswith("processor kind 'GPU' has no processors")
     assert only("Task calc GPU;\nTask * GPU;", "W303", machine=cpu).loc.line == 1
-    # A kind the machine lacks in a list with one it has is the portable fallback, and a statement for tasks on a
-    # kind without processors never applies: neither is reported.
-    for src in ("Task * GPU,CPU;", "Task calc GPU;\nTask * CPU;", "Region * * CPU ZCMEM,SYSMEM;",
-                "Region * * GPU FBMEM,ZCMEM;", "Layout * * GPU AOS;", "Region * * GPU RDMEM;"):
+    # A processor kind the machine lacks in a list with one it has is the portable fallback, and a statement for
+    # tasks on a kind without processors never applies: neither is reported.
+    for src in ("Task * GPU,CPU;", "Task calc GPU;\nTask * CPU;", "Region * * GPU FBMEM,ZCMEM;",
+                "Layout * * GPU AOS;", "Region * * GPU RDMEM;"):
         assert [d for d in diags(src, None, cpu) if d.code in ("W302", "W303")] == [], src
+    # A memory kind the machine lacks is skipped at every mapping even before one it has: W302 at it, as for any.
+    for src in ("Region * * CPU ZCMEM,SYSMEM;", "Region * * * SYSMEM,ZCMEM;"):
+        d = only(src, "W302", machine=cpu)
+        assert d.message == "memory kind 'ZCMEM' does not exist on this machine; it is skipped", src
     d = only("def unused(Task task) { return 1; }", "W304")
     assert d.severity == "note"
     d = only("def f(Task t) { return 1; }\nIndexTaskMap check_circuit f;", "W305", circuit)

@@ -52,6 +52,27 @@ def test_check_without_machine_checks_this_machine(tmp_path):
     assert run("check", str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
 
 
+def test_check_warns_of_a_memory_kind_the_machine_lacks_before_one_it_has(tmp_path):
+    """`Region * * CPU FBMEM,SYSMEM;` checked on a machine without GPUs said nothing, while the mapper skips FBMEM at
+    every mapping there (SYSMEM is used): W302 at FBMEM, on this machine as `run` probes it and on --machine's, with
+    no error. With GPUs, FBMEM exists but no CPU sees it: W302 says that instead."""
+    path = tmp_path / "fb-first.dsl"
+    path.write_text("Region * * CPU FBMEM,SYSMEM;\n")
+    absent = (f"{path}:1:16: warning[W302]: memory kind 'FBMEM' does not exist on this machine, and CPU processors "
+              "never see it on any machine (FBMEM is a GPU's memory); it is skipped")
+    for extra in ((), ("--machine", "1x0x2")):
+        result = run("check", str(path), "--bench", "circuit", *extra)
+        assert result.exit_code == 0 and absent in result.output, result.output
+        assert f"{path}: 0 error(s), 1 warning(s)" in result.output, result.output
+    assert "machine: this one (" in run("check", str(path), "--bench", "circuit").output  # the premise: probed
+    result = run("check", str(path), "--bench", "circuit", "--machine", "1x4")
+    assert result.exit_code == 0, result.output
+    assert (f"{path}:1:16: warning[W302]: memory kind 'FBMEM' is not visible from CPU processors on this machine; it "
+            "is skipped") in result.output, result.output
+    path.write_text("Region * * GPU FBMEM,SYSMEM;\n")  # GPUs see both: nothing to say
+    assert run("check", str(path), "--bench", "circuit", "--machine", "1x4").output.startswith(f"{path}: ok")
+
+
 IO_MAPPER = """mio = Machine(IO);
 mc = Machine(CPU);
 def on_io(Task task) {
