@@ -1,9 +1,9 @@
 """Reference evaluator of a policy: the decisions the compiled mapper must make, computed in pure Python.
 
 `Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl-reference.md §5.1) on the
-described machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping functions for
-one task or launch point, returning the placement-trace record of docs/compiler.md. The differential tests of the
-compiler compare the generated mapper's trace lines with these records.
+described machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping
+functions for one task or launch point, returning the placement-trace record of docs/compiler.md. The differential tests
+of the compiler compare the generated mapper's trace lines with these records.
 
 Errors are `DslRuntimeError`s with the R-codes of §11.5 and the one-line message the generated mapper prints.
 """

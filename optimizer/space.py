@@ -1,4 +1,4 @@
-"""The one search space of mapping decisions (docs/tuning.md, docs/tuning.md).
+"""The one search space of mapping decisions (docs/tuning.md).
 
 A `SearchSpace` is built from an application description (docs/dsl-reference.md §12) and a machine description (§6). It
 is a list of `Decision`s, each a named discrete choice; a *point* is a dict `{decision name: value}` holding one value

@@ -366,7 +366,8 @@ def test_a_start_files_statements_the_search_decides_otherwise_are_named(circuit
     assert "AOS" in space.render(space.project(spreading))
     assert space.decided_otherwise(spreading) == (
         "what these statements decide here: line 1's `Layout init_piece * CPU AOS;` and line 2's "
-        "`Layout calculate_new_currents * CPU AOS;` and line 3's `Layout update_voltages * CPU AOS;` and line 4's `Layout distribute_charge * CPU AOS;` (they write "
+        "`Layout calculate_new_currents * CPU AOS;` and line 3's `Layout update_voltages * CPU AOS;` and line 4's "
+        "`Layout distribute_charge * CPU AOS;` (they write "
         "`Layout * * * AOS F_order;` for every requirement, the layout most requirements get)")
     # Without searched layouts the search writes no Layout line; a fallback memory the search has no list for.
     unsearched = SearchSpace(circuit_app, parse_machine_spec("1x0x1"), layouts=False)

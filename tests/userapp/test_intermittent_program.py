@@ -125,8 +125,8 @@ def test_a_comparison_none_of_whose_best_programs_ran_at_the_end_keeps_the_refer
     run_dir = folder / row["final_failure"]["run_dir"]
     assert end == ("No mapper this comparison found ran in the final measurement: every run's best program failed "
                    "there (why: the lines under the table and its failed evaluations column), so none is shown to work "
-                   "and none is recommended. Next: read why random-1's best program failed in the final measurement (its run's "
-                   f"output and AutoGuide's feedback on it: {run_dir}/stderr.txt, feedback.json); keep the program's "
-                   "own mapper (run without --mapper): no mapper of this comparison is shown to work. To search "
-                   "further, give the same command a larger --iters (it extends this comparison)."), end
+                   "and none is recommended. Next: read why random-1's best program failed in the final measurement "
+                   f"(its run's output and AutoGuide's feedback on it: {run_dir}/stderr.txt, feedback.json); keep the "
+                   "program's own mapper (run without --mapper): no mapper of this comparison is shown to work. To "
+                   "search further, give the same command a larger --iters (it extends this comparison)."), end
     assert (run_dir / "stderr.txt").read_text().strip().endswith("flaked")
