@@ -1316,7 +1316,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         print_whole(console, cores[0], cores[1], "yellow")
     processors = (settings["cpus"], settings["gpus"],
                   protocol.utility_processors(load_config(bench).size(settings["size"]).util, settings.get("app_args")))
-    if said := no_placement(processors):  # said at the start too: the summary's Next line comes after minutes
+    if said := no_placement(processors):  # in full here, before the minutes; Next refers to it
         print_wrapped(console, f"Note: {said}. {still_tunable(space)}", markup=False)
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
@@ -1506,8 +1506,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
                          processors=processors, root=store.root,
-                         unsure=measure_more(warned, "app_file" not in settings, larger,
-                                             summary.get("min_time_s", protocol.MIN_TIME_S))):
+                         unsure=measure_more(warned)):
         print_wrapped(console, step, markup=False)
     if note := intermittent_note(summary, store, best_run_command(bench, settings, store.root / "best.dsl")):
         print_wrapped(console, note, markup=False)
@@ -2094,28 +2093,21 @@ def mapping_cost_note(summary: dict, root: Path) -> str | None:
             "may be the difference." if cost else None)
 
 
-def measure_more(titles: list[str], calibrated: bool, larger: str, min_time_s: float, command: str = "tune"
-                 ) -> str | None:
+def measure_more(titles: list[str], command: str = "tune") -> str | None:
     """`next_step`'s first words where the final comparison's measurements were warned of as "Short measurement" or
     "Noisy measurement" (`titles`, `_print_summary`'s; `command` "compare": its final measurement's, "Short
-    measurement in the final measurement", and its Next's): too short or noisy to conclude, and what gives each
-    execution more work (as `protocol.noise_warnings` says it: `calibrated`, `larger`, `min_time_s`); None where
-    neither was."""
+    measurement in the final measurement", and its Next's): too short or noisy to conclude, and to `command` again as
+    those warnings say (their options are not repeated); None where neither was."""
     where = " in the final measurement" if command == "compare" else ""
-    said = " and ".join(f"{title}{where}" for title in ("Short measurement", "Noisy measurement")
-                        if f"{title}{where}" in titles)
-    short, noisy = f"Short measurement{where}" in titles, f"Noisy measurement{where}" in titles
-    if not (short or noisy):
+    warned = [f"{title}{where}" for title in ("Short measurement", "Noisy measurement") if f"{title}{where}" in titles]
+    if not warned:
         return None
-    more = f"--min-time {max(2 * min_time_s, protocol.MIN_TIME_S):g}"
-    work = " or ".join(filter(None, [larger, more])) if calibrated else protocol.USER_WORK
-    what = " and ".join(word for word, warned in (("too short", short), ("too noisy", noisy)) if warned)
-    # a finished tune's final comparison is not measured again: only a new tune measures longer executions
-    how = (f"give each execution more work, with {work}, and {command} again"
-           + (" (more --final-rounds or a quieter machine also narrows the intervals)" if noisy else "") if short else
-           f"{command} again with more --final-rounds, {work}, or on a quieter machine")
+    what = " and ".join(f"too {word}" for word, title in (("short", "Short"), ("noisy", "Noisy"))
+                        if f"{title} measurement{where}" in warned)
     measured = "the final measurement's executions" if where else "the final comparison's measurements"
-    return f"{measured} were {what} to conclude ({said} above): {how}"
+    # a finished tune's final comparison is not measured again: only a new tune measures longer executions
+    return (f"{measured} were {what} to conclude: {command} again as {' and '.join(warned)} above "
+            f"say{'s' * (len(warned) == 1)}")
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None,
@@ -2126,7 +2118,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     `best_mapper_line` counts a gain), and, where no candidate beat the references (as `verdict` counts beating one),
     the reference that measured significantly higher than the other (or that the two are not shown to differ), then
     how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
-    counts), that there is no placement to tune and how to give more. None when the pick beat the start and every
+    counts), that there is no placement to tune, briefly (`no_placement`'s note, printed at the start of the run,
+    says how to give more). None when the pick beat the start and every
     reference measured with it, on more than one processor. `own_mapper`: the mapper a user's program registers
     itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one. `unsure`
     (`measure_more`): said first where the pick is no clear gain, as the measurements could not show one. Where every
@@ -2187,8 +2180,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                              f"{throughput_ratio(c, reference_name(other, own), why)}")
     if parts and unsure:
         parts.insert(0, unsure)
-    if said := no_placement(processors):
-        parts.append(said)
+    if no_placement(processors):  # said in full at the start of the run; its output holds it
+        parts.append("1 CPU processor and no GPU: no placement to tune (see the note at the start)")
     if not parts:
         return None
     return next_line(parts, "run")
@@ -2633,8 +2626,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                 for n in (best, name) if estimates[n].noisy)
             verdict = (f" [yellow]Not counted as a difference: {wide} (above) exceed the ±"
                        f"{100 * protocol.NOISY_HALF_WIDTH:.0f} % within which a measurement's difference counts, as a "
-                       "changing load moves such measurements more than their intervals show; measure again with a "
-                       "higher --final-rounds or on a quieter machine.[/]")
+                       "changing load moves such measurements more than their intervals show (Noisy measurement "
+                       "above says how to measure again).[/]")
         else:
             verdict = ""
         start = default_start and best == summary["start"] and name == "default"

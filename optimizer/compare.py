@@ -1096,6 +1096,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                        left_out=left_out, **measured)
         if ctx["own_mapper"]:
             summary["own_mapper"] = ctx["own_mapper"]
+        if opts["start"] not in ("default", "random"):  # settings' `start` is the file's text: named by its path
+            summary["start_file"] = str(opts["start"])
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):
         # printed only, so that the report files never describe part of it as the whole
         stored = _folder_file(folder / "settings.json")
@@ -2067,9 +2069,11 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
     Returns:
         {"optimizers": {name: {runs, mean, std (population), worst, median, best, failed_share (failed iterations
         / iterations, cached ones included: each counts against the budget), evaluations}}, "runs": [...],
-        "curves": {name: [[normalised best-so-far per iteration] per run]}, and "rebuilt": [{folder, iter, path}]
-        where iterations ran while the program was rebuilt}; std is None for a single run (a spread of one score
-        is no figure), whose worst and median are its score.
+        "curves": {name: [[normalised best-so-far per iteration] per run]}, "start_scores": {run number (str):
+        {"score": its start program's score where it is the best of a run (`best_of`: that run's folder), else
+        its throughput in iteration 1 / `curve_expert`, None where it failed}}, and "rebuilt":
+        [{folder, iter, path}] where iterations ran while the program was rebuilt}; std is None for a single run (a
+        spread of one score is no figure), whose worst and median are its score.
     """
     table, runs, curves = {}, [], {}
     for name in dict.fromkeys(o.optimizer for o in outcomes):
@@ -2090,11 +2094,22 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                      "reference_throughput": o.reference or expert, "unit": best.unit if best else None,
                      "normalized": o.score(expert), "folder": o.folder.name,  # relative to the comparison
                      "final_failure": o.failure})
+    # every optimizer's run of a repeat starts from the same program, measured once (`SharedEvaluations`): the first
+    # run's iteration 1 is theirs; where it is a run's best, that run's score (measured with the reference) is its
+    starts = {}
+    for o in outcomes:
+        first = next((r for r in o.records if r.iter == 1), None)
+        if o.best is not None and o.best.iter == 1 and not (starts.get(str(o.repeat)) or {}).get("best_of"):
+            starts[str(o.repeat)] = {"score": o.score(expert), "best_of": o.folder.name}  # the first such run's
+        elif first is not None and str(o.repeat) not in starts:
+            starts[str(o.repeat)] = {"score": first.throughput / (curve_expert or expert) if first.ok else None,
+                                     "best_of": None}
     repeated = repeated_runs(outcomes)
     # the iterations that ran while the program was rebuilt (marked in the run's history.csv and progress.png)
     rebuilt = [{"folder": o.folder.name, "iter": r.iter, "path": path} for o in outcomes
                for r in o.records if (path := rebuilt_iterations(o.folder).get(r.iter))]
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves, "failures": failures,
+            "start_scores": dict(sorted(starts.items(), key=lambda item: int(item[0]))),
             **({"repeated": repeated} if repeated else {}), **({"rebuilt": rebuilt} if rebuilt else {})}
 
 
@@ -2327,7 +2342,8 @@ def under_table(summary: dict) -> list[str]:
     ran while the program was rebuilt (not comparable, as tune's table marks them), and how much the reference
     itself varied in the final measurement (`reference_noise`), less than which two scores are not told
     apart."""
-    lines = [final_failure_line(r) for r in summary.get("runs") or [] if r.get("final_failure")]
+    lines = [*filter(None, [start_line(summary)])]
+    lines += [final_failure_line(r) for r in summary.get("runs") or [] if r.get("final_failure")]
     rows = summary.get("runs") or []
     optimizers = summary.get("optimizers", {})
     lines += [failure_line(name, kinds, optimizers[name]["evaluations"])
@@ -2404,6 +2420,26 @@ def under_table(summary: dict) -> list[str]:
                 "score are not distinguishable by this comparison"
                 + (", nor are runs whose score intervals overlap." if intervals else "."))
     return lines
+
+
+def start_line(summary: dict) -> str | None:
+    """Where every run started (--start: a random program per seed, Legion's default mapping or the user's file) and
+    how that start program scored in each run (`summarize`'s `start_scores`), so that a score
+    below 1 is not read as the optimizer's doing; None for a summary without them (written before they were)."""
+    scores = summary.get("start_scores")
+    start = summary.get("settings", {}).get("start")
+    if not scores or start is None:
+        return None
+    named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
+    where = {"random": "a random program drawn from its seed (the same for every optimizer)",
+             "default": "Legion's default mapping written in the DSL (--start default)"}.get(
+        start, f"your program {summary.get('start_file') or 'given by --start'}")
+    said = ", ".join(f"{x['score']:.2f} in run {run} (the best of {x['best_of']}: that run's score)" if x["best_of"]
+                     else f"0 in run {run} (it failed in iteration 1)" if x["score"] is None else
+                     f"{x['score']:.2f} in run {run} (iteration 1's measurement / {named}'s first)"
+                     for run, x in scores.items())
+    return (f"Start: each run began from {where}, which scored {said}"
+            + ("" if start == "default" else "; --start default starts from Legion's default mapping") + ".")
 
 
 def final_failure_line(row: dict) -> str:
@@ -2490,10 +2526,7 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
            f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more"
            if final else "its score is its run's own measurement; the final measurement, which the command "
            "without --report-only makes, tells")
-    settings = summary.get("settings", {})
-    unsure = measure_more([title for title, _ in summary.get("noise_warnings") or []],
-                          not isinstance(bench, UserApp), larger_size(bench, settings.get("size")),
-                          settings.get("min_time_s", protocol.MIN_TIME_S), "compare")
+    unsure = measure_more([title for title, _ in summary.get("noise_warnings") or []], "compare")
     lines.append(next_line([*filter(None, [unsure]), f"{keep.replace('it', named, 1)}: the best mapper found is not "
                             f"shown faster than it: {why}"], "comparison"))
     return lines

@@ -48,9 +48,9 @@ def test_compare_names_the_best_mapper_its_file_and_the_command_that_runs_it(tmp
     [step] = _lines(out, "Next:")
     # the ci size's executions (under 0.1 s): said first, as tune's Next says it
     assert "Short measurement in the final measurement: " in out, out
-    assert step == ("Next: the final measurement's executions were too short to conclude (Short measurement in the "
-                    "final measurement above): give each execution more work, with a larger --size (small) or "
-                    "--min-time 0.5, and compare again; use the expert mapper (--mapper expert): the best mapper "
+    assert step == ("Next: the final measurement's executions were too short to conclude: compare again as Short "
+                    "measurement in the final measurement above says; use the expert mapper (--mapper expert): the "
+                    "best mapper "
                     "found is not shown faster than it: its score has no 90 % interval, which takes --final-rounds 3 "
                     "or more. To search further, give the same command a larger --iters (it extends this "
                     "comparison)."), out

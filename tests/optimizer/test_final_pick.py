@@ -126,13 +126,15 @@ def test_a_ratio_from_noisy_measurements_carries_the_warning(tmp_path, monkeypat
     assert "Short measurement: iter-2 0.2 s, iter-1 0.2 s, default 0.2 s measured per execution" in out
     line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs default:"))
     assert f"{vs['ratio']:.2f}x" in line  # the figure itself is kept
-    # Not "significant" and then "do not read this as a real difference": the rule's reason, and what to do.
+    # Not "significant" and then "do not read this as a real difference": the rule's reason, and where the Noisy
+    # measurement line says what to do (its advice, once repeated in each such line).
     assert "significant" not in line and "clear of 1, from noisy measurements)" in line, line
     wide = f"iter-2's ±{100 * summary_estimate(summary, 'iter-2').half_width:.0f} % and default's ±" \
            f"{100 * noisy.half_width:.0f} % (above)"
     assert (f"Not counted as a difference: {wide} exceed the ±10 % within which a measurement's difference counts, "
             "as a changing load moves such measurements more than their intervals show") in line, line
-    assert line.endswith("measure again with a higher --final-rounds or on a quieter machine."), line
+    assert line.endswith("(Noisy measurement above says how to measure again)."), line
+    assert out.count("quieter machine") == 1, out  # the Noisy measurement line's
 
 
 def test_a_noisy_side_just_above_the_target_is_not_printed_at_it(tmp_path, monkeypatch):
@@ -819,21 +821,23 @@ def test_a_best_column_that_rose_with_the_references_says_the_machine_changed(tm
 def test_a_next_step_on_one_cpu_says_there_is_no_placement_to_tune(tmp_path, monkeypatch):
     """`tune circuit --size small` on a 2-core machine ran on 1 CPU processor (the other core is the utility
     processor's): every task on the one CPU, so no placement to tune, yet the Next line advised only a larger
-    --iters. With 1 CPU and no GPU it says so, and how to give more: --cpus N where the machine has the cores (its
-    cores less the utility processors'), else what the machine has."""
+    --iters. With 1 CPU and no GPU it says so, briefly, as tune's start note (`no_placement`) says it in full, with
+    how to give more: --cpus N where the machine has the cores (its cores less the utility processors'), else what
+    the machine has."""
     final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
              "default": [10.4, 9.8, 10.8, 9.7, 10.5]}
     summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     step = commands.next_step(summary, default_start=True, processors=(1, 0, 1))
+    # briefly: tune says it in full at its start (`no_placement`), with how to give more
+    assert "; 1 CPU processor and no GPU: no placement to tune (see the note at the start)." in step, step
     assert ("with 1 CPU processor and no GPU every task runs on that one processor, so there is no placement to "
             "tune: this machine gives the run 2 cores, 1 of them the utility processor's, so no more CPU processors "
             "fit here; on a machine with more cores, give --cpus N (a core each, besides the utility "
-            "processor's)") in step, step
+            "processor's)") == commands.no_placement((1, 0, 1))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    step = commands.next_step(summary, default_start=True, processors=(1, 0, 1))
     assert ("so there is no placement to tune: this machine gives the run 4 cores, 1 of them the utility "
-            "processor's: give --cpus 3") in step, step
+            "processor's: give --cpus 3") in commands.no_placement((1, 0, 1))
     # more processors, or a GPU: nothing of the kind
     for processors in ((2, 0, 1), (1, 1, 1)):
         step = commands.next_step(summary, default_start=True, processors=processors) or ""

@@ -24,7 +24,6 @@ import pytest
 from optimizer_support import code_names, hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import larger_size
 from mapperopt.cli import main
 from mapperopt.errors import install_extra
 from mapperopt.optimizer.base import IterationRecord, normalize_dsl
@@ -182,8 +181,7 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     util = load_config("circuit").size("ci").util
     # led by the measurements too short or noisy to conclude, where the final comparison's were warned of
     warned = [title for title in ("Noisy measurement", "Short measurement") if f"{title}: " in flat]
-    unsure = commands.measure_more(warned, True, larger_size("circuit", "ci"),
-                                   summary.get("min_time_s", protocol.MIN_TIME_S))
+    unsure = commands.measure_more(warned)
     step = commands.next_step(summary, start_file=str(poor),
                               processors=(store.settings["cpus"], store.settings["gpus"], util), unsure=unsure)
     assert ("Next: the final comparison's measurements were too short" in flat) == (bool(short) and bool(step)), out
@@ -1085,7 +1083,8 @@ def test_a_tune_on_one_cpu_says_at_its_start_that_there_is_no_placement_to_tune(
                                                                                 monkeypatch):
     """On a 2-core machine a tune gets 1 CPU processor (the other core is the utility processor's) and no GPU: every
     task runs on that one processor, which the Next line said only after minutes of tuning. It is said before the
-    first iteration, with what the search can still change there."""
+    first iteration, with what the search can still change there; the Next line refers to it rather than saying it
+    all again, and refers to the Short measurement line rather than repeating its advice (each was said twice)."""
     monkeypatch.delenv("COLUMNS", raising=False)  # each line whole, as piped (pytest-xdist's workers set COLUMNS)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     args = tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")
@@ -1102,6 +1101,15 @@ def test_a_tune_on_one_cpu_says_at_its_start_that_there_is_no_placement_to_tune(
     assert {"layout", "limit", "index_map"} <= groups, groups  # the premise: placement is searched, to no effect
     assert "This tune can still change the " in note and "layouts" in note and "instance limits" in note, note
     assert ("memories" in note) == ("memory" in groups) and "not where tasks run" in note, note
+    flat = " ".join(out.split())
+    assert flat.count("every task runs on that one processor") == 1, out
+    [step] = [line for line in out.splitlines() if line.startswith("Next: ")]
+    assert "1 CPU processor and no GPU: no placement to tune (see the note at the start)" in step, step
+    # the ci size's executions, calibrated to --min-time 0.05 s: short, and its advice said once, where it is warned of
+    assert "Short measurement: " in out, out
+    assert flat.count("--min-time 0.5") == 1, out
+    assert step.startswith("Next: the final comparison's measurements were too short") and (
+        "to conclude: tune again as Short measurement" in step), step
 
 
 def test_the_readme_says_that_its_command_on_2_cores_has_no_placement_to_tune():

@@ -1028,9 +1028,10 @@ def test_tunes_next_line_names_the_programs_own_mapper_as_what_runs_without_mapp
     out = " ".join(capsys.readouterr().out.split())
     (next_line,) = [line for line in out.split("Next: ")[1:]]
     # first, where its executions measured under the protocol's minimum, that they were too short to conclude
-    lead = "the final comparison's measurements were too short to conclude (Short measurement above): "
+    lead = ("the final comparison's measurements were too short to conclude: tune again as Short measurement above "
+            "says; ")
     assert next_line.startswith(lead) == ("Short measurement: " in out), out
-    next_line = next_line.split(", and tune again; ", 1)[-1]
+    next_line = next_line.removeprefix(lead)
     assert "Legion's default mapper (run without --mapper)" not in out, out
     if baseline == "default":  # the start did not beat the measured own mapper: that is the one to keep, said once
         assert next_line.startswith("tuning found nothing faster than the start program (iter-1, "
