@@ -135,16 +135,21 @@ DAXPY_TASKS = [
         {"index": 1, "names": ["output_lr", "is", "output_fs"], "privilege": "read_only", "fields": ["Z"]}]}]
 
 
+def daxpy_result(folder):
+    """The captured daxpy run (DAXPY_DSL, DAXPY_PROFILE) on 2 CPUs, its description written in `folder`."""
+    described = folder / "daxpy.json"
+    described.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "daxpy", "discovered": True,
+                                     "region_tree": [], "tasks": DAXPY_TASKS}))
+    return RunResult("daxpy", "mapper.dsl", "ok", throughput=0.00103, unit="1/ms", time_s=1.494, dsl=DAXPY_DSL,
+                     profile=DAXPY_PROFILE, settings={"cpus": 2, "gpus": 0, "app_file": "app.yaml",
+                                                      "description": str(described), "command": "daxpy -ll:cpu 2"})
+
+
 def test_collecting_a_read_only_input_that_every_iteration_reads_again_is_not_suggested(tmp_path):
     """daxpy reads X, Y 20 times per point and nothing writes them as often: collecting them after each task only
     makes them be made again, so CollectMemory is not among the options; where a task as frequent writes them
     (init_field in every iteration), it is."""
-    described = tmp_path / "daxpy.json"
-    described.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "daxpy", "discovered": True,
-                                     "region_tree": [], "tasks": DAXPY_TASKS}))
-    result = RunResult("daxpy", "mapper.dsl", "ok", throughput=0.00103, unit="1/ms", time_s=1.494, dsl=DAXPY_DSL,
-                       profile=DAXPY_PROFILE, settings={"cpus": 2, "gpus": 0, "app_file": "app.yaml",
-                                                        "description": str(described), "command": "daxpy -ll:cpu 2"})
+    result = daxpy_result(tmp_path)
     fb = explain(result)
     assert "`Layout daxpy * * Align==64;`" in fb.suggestion and "CollectMemory" not in fb.suggestion, fb.suggestion
     every = [dict(e, count=80) if e["task"] == "init_field" else e for e in DAXPY_PROFILE["tasks"]]
@@ -156,12 +161,7 @@ def test_aos_is_not_suggested_where_every_instance_of_several_fields_is_aos_alre
     """The mapper gives daxpy's argument 0 (X, Y) `AOS C_order`; its argument 1 holds Z alone, whose AOS is its SOA:
     `Layout daxpy * * AOS;` changes nothing, yet it was suggested beside Align==64. Under SOA for every argument it
     is suggested (argument 0 holds two fields)."""
-    described = tmp_path / "daxpy.json"
-    described.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "daxpy", "discovered": True,
-                                     "region_tree": [], "tasks": DAXPY_TASKS}))
-    result = RunResult("daxpy", "mapper.dsl", "ok", throughput=0.00103, unit="1/ms", time_s=1.494, dsl=DAXPY_DSL,
-                       profile=DAXPY_PROFILE, settings={"cpus": 2, "gpus": 0, "app_file": "app.yaml",
-                                                        "description": str(described), "command": "daxpy -ll:cpu 2"})
+    result = daxpy_result(tmp_path)
     assert "`Layout daxpy * * AOS;`" in explain(result).suggestion, explain(result).suggestion
     fb = explain(dataclasses.replace(result, dsl=DAXPY_DSL + "Layout daxpy 0 * AOS C_order;\n"))
     assert "`Layout daxpy * * Align==64;`" in fb.suggestion and "AOS;`" not in fb.suggestion, fb.suggestion
