@@ -1476,12 +1476,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     warned = _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                             calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
                             start_up_s=start_up(set_up_results(store.root)), wall=wall, larger=larger)
+    unsure = measure_more(warned)
     if said := pick_line(summary, store.best().iter):
         print_wrapped(console, said, markup=False)
     print_command_last(console, best_mapper_line(
         summary, store.root / "best.dsl", default_start=settings["start"] == "default",
         start_file=None if settings["start"] in ("default", "random") else settings["start"],
-        command=best_run_command(bench, settings, store.root / "best.dsl")))
+        command=best_run_command(bench, settings, store.root / "best.dsl"), unsure=unsure))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1505,8 +1506,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         print_wrapped(console, note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default", own_mapper=own_mapper_of(settings),
                          start_file=None if settings["start"] in ("default", "random") else settings["start"],
-                         processors=processors, root=store.root,
-                         unsure=measure_more(warned)):
+                         processors=processors, root=store.root, unsure=unsure):
         print_wrapped(console, step, markup=False)
     if note := intermittent_note(summary, store, best_run_command(bench, settings, store.root / "best.dsl")):
         print_wrapped(console, note, markup=False)
@@ -2119,9 +2119,10 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     the reference that measured significantly higher than the other (or that the two are not shown to differ), then
     how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
     counts), that there is no placement to tune, briefly (`no_placement`'s note, printed at the start of the run,
-    says how to give more). None when the pick beat the start and every
-    reference measured with it, on more than one processor. `own_mapper`: the mapper a user's program registers
-    itself (`own_mapper_of`), which runs without --mapper in place of Legion's default one. `unsure`
+    says how to give more). None when the pick beat the start and every reference measured with it, on more than
+    one processor, from measurements not warned of (`unsure`: else that its gain is not established). `own_mapper`:
+    the mapper a user's program registers itself (`own_mapper_of`), which runs without --mapper in place of Legion's
+    default one. `unsure`
     (`measure_more`): said first where the pick is no clear gain, as the measurements could not show one. Where every
     candidate and the start failed in the final comparison, what to do instead (`_nothing_ran_step`; `root`: the
     tuning folder, which the comparison's run folders are relative to)."""
@@ -2180,6 +2181,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                              f"{throughput_ratio(c, reference_name(other, own), why)}")
     if parts and unsure:
         parts.insert(0, unsure)
+    elif unsure:  # a gain from measurements warned of: not established, however far outside the noise it measured
+        parts.append(f"{unsure}; until then best.dsl's gain is not established (it is printed above to inspect)")
     if no_placement(processors):  # said in full at the start of the run; its output holds it
         parts.append("1 CPU processor and no GPU: no placement to tune (see the note at the start)")
     if not parts:
@@ -2397,7 +2400,7 @@ def pick_line(summary: dict, table_best: int) -> str | None:
 
 
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None,
-                     command: str | None = None) -> str:
+                     command: str | None = None, unsure: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first; or unless it beat none of the
@@ -2407,13 +2410,15 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
     `command` that runs the pick (`best_run_command`), with it, last, as compare's `Best mapper:` line ends, where the
     pick is the program to run; where a reference is significantly faster or the Next line says to keep another
     program (`_kept_instead`), the pick is printed to inspect, without a command, as it is where every candidate and
-    the start failed in the final comparison: then the line says that no mapper of the tune ran, claiming no best."""
+    the start failed in the final comparison: then the line says that no mapper of the tune ran, claiming no best;
+    and where the final comparison was warned of as too short or noisy (`unsure`, `measure_more`'s), as the Next
+    line then says its gain is not established."""
     line = _best_mapper_line(summary, path, default_start, start_file)
     if not command:
         return line
     keep_start, refs = _kept_instead(summary, default_start)
     compared = summary["measured"][summary["best"]]["estimate"] is not None  # else it never ran: nothing to run
-    if not compared or keep_start or refs or _faster(summary, default_start):
+    if not compared or keep_start or refs or unsure or _faster(summary, default_start):
         return f"{line.removesuffix(':')}, printed below to inspect"
     return f"{line.removesuffix(':')}, printed below; run it with: {command}"
 

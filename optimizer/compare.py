@@ -1077,6 +1077,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                         "noise_warnings": _noise(ctx, used, outcomes, finals, say),
                         "score_intervals": score_intervals(outcomes, used, reference),
                         "reference_noise": reference_noise(used, reference),
+                        "same_as_reference": same_as_reference(ctx, outcomes),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
@@ -2336,6 +2337,28 @@ def score_intervals(outcomes: list[RunOutcome], groups: list[dict], reference: s
     return intervals
 
 
+def same_as_reference(ctx: dict, outcomes: list[RunOutcome]) -> list[str]:
+    """The run folders (`outcomes`) whose best program maps as the reference does: Legion's default mapper, where it
+    is the reference (`SearchSpace.default_mapper_differences` finds no difference); none for the expert mapper or a
+    program's own one. Such a program's score measures the machine's noise, not a mapping (`best_mapper_lines`)."""
+    from mapperopt.optimizer.space import SearchSpace
+
+    if ctx["reference"] != "default" or ctx.get("own_mapper"):
+        return []
+    space = SearchSpace(ctx["app"], ctx["machine"])
+    same = []
+    for o in outcomes:
+        if o.best is None or not o.best.dsl:
+            continue
+        try:
+            differs = space.default_mapper_differences(o.best.dsl)
+        except MapperoptError:  # not decided (R400-R410): never claimed the same
+            continue
+        if not differs:
+            same.append(o.folder.name)
+    return same
+
+
 def under_table(summary: dict) -> list[str]:
     """The lines under the table that say how far its scores can be told apart: per optimizer, the runs whose best is
     their start program (iteration 1: the search found nothing faster than where it started), the iterations that
@@ -2489,11 +2512,13 @@ def format_table(summary: dict) -> str:
 def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list[str]:
     """The comparison's last lines (as tune's summary ends): the best mapper found, the best program of the run with
     the highest score in the final measurement, else (none made yet) of the runs' own (the table's `best` column; the
-    first on a tie), with its file; then a `Next:` line: use it where its score's interval lies above 1, else keep the
-    reference (`keep_reference`). Only a best that the Next line says to use is given with the `mapperopt run`
-    command that runs it as the comparison did; another is said to be not shown better than the reference, its file
-    named to inspect. Where no run's best worked (`_nothing_ran_lines`), that none is recommended, and a Next line;
-    empty where the best's file is gone."""
+    first on a tie), with its file; then a `Next:` line: use it where its score's interval lies above 1, unless the
+    final measurement was warned of as too short or noisy (`measure_more`) or a score of the reference's own mapping
+    shows the gain to be noise (`_noise_measured`): then the gain is said not established, why, and how to measure
+    again; else keep the reference (`keep_reference`). Only a best that the Next line says to use is given with the
+    `mapperopt run` command that runs it as the comparison did; another is said to be not shown better than the
+    reference (or its gain not established), its file named to inspect. Where no run's best worked
+    (`_nothing_ran_lines`), that none is recommended, and a Next line; empty where the best's file is gone."""
     rows = [r for r in summary.get("runs") or [] if r.get("normalized") and r.get("best_iter")]
     if not rows:
         return _nothing_ran_lines(summary, folder)
@@ -2513,23 +2538,55 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
     found = (f"iteration {best['best_iter']} of {best['folder']} ({best['optimizer']}, run {best['repeat']}), "
              f"{which} ({score}, {named}'s = 1)")
     interval = (summary.get("score_intervals") or {}).get(best["folder"])
-    if interval and interval[1] > 1:
+    confidence = f"{100 * protocol.CONFIDENCE:.0f} % interval"
+    unsure = measure_more([title for title, _ in summary.get("noise_warnings") or []], "compare")
+    above = interval and interval[1] > 1
+    doubts = [*filter(None, [unsure]), *_noise_measured(summary, best, named)] if above else []
+    if above and not doubts:
         return [f"Best mapper: {found}: {path}; run it with: {command}",
-                next_line([f"use it ({command}): its score's {100 * protocol.CONFIDENCE:.0f} % interval, "
-                           f"{interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1"], "comparison")]
+                next_line([f"use it ({command}): its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies "
+                           f"above {named}'s 1"], "comparison")]
+    if above:  # a gain the same measurement does not establish: not the one to run either
+        again = "" if unsure else (f"; compare again with a higher --final-rounds (now {summary['final_rounds']}), "
+                                   "on a quieter machine")
+        return [f"Best mapper found: {found}, but its gain is not established (see Next); its file, to inspect: "
+                f"{path}",
+                next_line([f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1, "
+                           f"but the gain is not established: {'; and '.join(doubts)}{again}",
+                           f"{keep.replace('it', named, 1)} until a measurement shows the gain"], "comparison")]
     # not the one to run: the Next line below says which is
     lines = [f"Best mapper found: {found}, but not shown better than {named} (see Next); its file, to inspect: {path}"]
-    confidence = f"{100 * protocol.CONFIDENCE:.0f} % interval"
     why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
            interval[2] < 1 else
            f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, holds 1" if interval else
            f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more"
            if final else "its score is its run's own measurement; the final measurement, which the command "
            "without --report-only makes, tells")
-    unsure = measure_more([title for title, _ in summary.get("noise_warnings") or []], "compare")
     lines.append(next_line([*filter(None, [unsure]), f"{keep.replace('it', named, 1)}: the best mapper found is not "
                             f"shown faster than it: {why}"], "comparison"))
     return lines
+
+
+def _noise_measured(summary: dict, best: dict, named: str) -> list[str]:
+    """What says that the best run's (`best`, its row) score above 1 is the machine's noise: the scores of runs whose
+    best maps as the reference `named` does (summary's `same_as_reference`) with an interval that excludes 1, or as
+    far from 1 as the best's gain; the best's own where it is one of them. A score of the reference's mapping is
+    the noise of the measurement that made it."""
+    gain, intervals, same = best["normalized"] - 1, summary.get("score_intervals") or {}, summary.get(
+        "same_as_reference") or []
+    said = []
+    # the best's own score, where it maps as the reference does, says it all
+    for row in [best] if best["folder"] in same else summary.get("runs") or []:
+        if row["folder"] not in same or not row.get("normalized"):
+            continue
+        interval = intervals.get(row["folder"])
+        if not (interval and not interval[1] <= 1 <= interval[2]) and abs(row["normalized"] - 1) < gain:
+            continue
+        score = f"{row['normalized']:.2f}" + (f" ({interval[1]:.2f}-{interval[2]:.2f})" if interval else "")
+        said.append(f"it maps as {named} does, so its score, {score}, is the machine's noise"
+                    if row is best else f"{row['folder']}'s best maps as {named} does, yet scored {score} in "
+                    "the same measurement: a difference this size is the machine's noise")
+    return said
 
 
 def _nothing_ran_lines(summary: dict, folder: Path) -> list[str]:

@@ -86,13 +86,15 @@ def sighup_as_a_terminal_leaves_it():
 
 
 @pytest.fixture
-def final_measured_as() -> Callable[[Path, float], None]:
+def final_measured_as() -> Callable[..., None]:
     """A function that rewrites the final.json of a finished comparison folder as a measurement in 3 rounds (which
     give each score an interval) where every best program measured a given factor times the reference's throughput,
-    the rounds 1 % apart; `compare --resume FOLDER --report-only --final-rounds 3` then reports it."""
+    the rounds `spread` (a fraction; default 1 %) apart; with `time_s`, every mapper measured that many seconds per
+    execution (the protocol's minimum or more: no "Short measurement"); `compare --resume FOLDER --report-only
+    --final-rounds 3` then reports it."""
     from mapperopt.benchmarks import protocol
 
-    def rewrite(folder: Path, factor: float) -> None:
+    def rewrite(folder: Path, factor: float, spread: float = 0.01, time_s: float | None = None) -> None:
         path = folder / "final.json"
         final = json.loads(path.read_text())
         for group in final["groups"]:
@@ -100,7 +102,10 @@ def final_measured_as() -> Callable[[Path, float], None]:
             base = group["reference"]
             for name, measured in group["measured"].items():
                 scale = 1.0 if name == reference else factor
-                measured["estimate"] = protocol.estimate([base * scale * k for k in (0.99, 1.0, 1.01)]).to_json()
+                measured["estimate"] = protocol.estimate([base * scale * k for k in (1 - spread, 1.0, 1 + spread)]
+                                                         ).to_json()
+                if time_s is not None:
+                    measured["time_s"] = time_s
             group["reference"] = group["measured"][reference]["estimate"]["value"]
         path.write_text(json.dumps({**final, "rounds": 3}))
 

@@ -57,3 +57,36 @@ def test_next_says_first_that_short_executions_cannot_conclude(timed_exe, tmp_pa
                                  "as Noisy measurement above says; keep "), only_noisy
     # nothing of the kind where nothing was warned of: the line starts with what to keep, as before
     assert step(summary, []).startswith("Next: keep Legion's default mapper"), step(summary, [])
+
+
+def test_a_gain_from_short_executions_is_not_recommended(timed_exe, tmp_path, capsys, monkeypatch, offline_optimizer):
+    """A pick measured significantly faster than everything else, but by executions the final comparison warned of
+    as too short: the Best mapper line gave the command to run it and no Next line followed, while compare's Next
+    for the same case says the gain is not established. The real tune's final comparison, with a pick added that
+    measured twice the start's throughput, both steadily."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    runs = tmp_path / "runs"
+    assert main([*quick_tune_args(f"{timed_exe} -reps 3", runs, iters=1, final_rounds=3), *TIME]) == 0
+    capsys.readouterr()
+    (root,) = runs.glob("*/tune-*")
+    summary = json.loads((root / "summary.json").read_text())
+    start = summary["start"]
+    steady = [summary["measured"][start]["estimate"]["value"] * k for k in (0.99, 1.0, 1.01)]
+    summary["measured"][start]["estimate"] = protocol.estimate(steady).to_json()
+    pick = copy.deepcopy(summary["measured"][start])
+    pick["estimate"] = protocol.estimate([2 * v for v in steady]).to_json()
+    summary["measured"]["iter-2"] = pick
+    summary["vs"] = {start: protocol.compare([2 * v for v in steady], steady, protocol.MIN_INTERVAL_VALUES).to_json()}
+    summary.update(best="iter-2", best_iter=2)
+    command = f"mapperopt run --app {timed_exe} --mapper {root / 'best.dsl'}"
+    # measured otherwise alike: the command, and nothing to say next
+    assert commands.next_step(summary, default_start=True, unsure=commands.measure_more([])) is None
+    assert commands.best_mapper_line(summary, root / "best.dsl", default_start=True, command=command).endswith(
+        f"printed below; run it with: {command}")
+    unsure = commands.measure_more(["Short measurement"])
+    step = commands.next_step(summary, default_start=True, unsure=unsure)
+    assert step.startswith("Next: the final comparison's measurements were too short to conclude: tune again as "
+                           "Short measurement above says; until then best.dsl's gain is not established (it is "
+                           "printed above to inspect). "), step
+    line = commands.best_mapper_line(summary, root / "best.dsl", default_start=True, command=command, unsure=unsure)
+    assert line.endswith(", printed below to inspect") and "run it with" not in line, line
