@@ -61,8 +61,8 @@ PERFORMANCE_FIELDS = {
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # Texts for a user's program whose output fails verification: the application file's or the --verify-* options'
 # (`explain`, `suggest`), or the program's own check, its result line saying `"verified": false` (`own_*`; {check}:
-# the line's "check" object, {status}: how the program exited, {line}: the line, with its number where it is on
-# the standard error); `*suggest` after a DSL mapper ran,
+# the line's "check" object, {status}: how the program exited, {line}: the line, with its number and output;
+# {output}: the file of that output to read, with the line's number); `*suggest` after a DSL mapper ran,
 # `*suggest_no_mapper` after Legion's default mapper (or the program's own), `*suggest_default_failed` after a DSL
 # mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how; {reference}:
 # that mapper, or the program's own, which the baseline ran); `*_intermittent` when earlier executions of the run passed
@@ -73,9 +73,10 @@ APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where",
                      "suggest_pattern": ("where", "without"),
                      "suggest_intermittent": ("where", "stdout", "without"),
                      "suggest_no_mapper_intermittent": ("where", "stdout"),
-                     "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),
+                     "own_suggest": ("stdout", "output", "without"),
+                     "own_suggest_no_mapper": ("stdout", "output", "without"),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
-                     "own_suggest_default_failed": ("stdout", "default_reason", "reference"),
+                     "own_suggest_default_failed": ("stdout", "output", "default_reason", "reference"),
                      "own_unread_explain": ("app", "reason", "status"), "own_unread_suggest": ("stdout",)}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
 # nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.

@@ -1558,6 +1558,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
         option = verify_option(result.reason or "")
         given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
+                  "output": f"Its standard output is in {stdout}",
                   "default_reason": (default_failure or {}).get("reason") or "no reason given",
                   "reference": _reference(own_mapper),
                   "without": _without(result, own_mapper),
@@ -1573,8 +1574,14 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
         if own:
             fields["check"] = reported_check(last.result or {})
             fields["status"] = f"exit status {last.exit_code}"
-            at = re.search(re.escape(OWN_LINE_IS) + r"(line \d+ of the standard error)\)", result.reason or "")
+            at = re.search(re.escape(OWN_LINE_IS) + r"(line (\d+) of the standard (output|error))\)",
+                           result.reason or "")
             fields["line"] = f"its MAPPEROPT_RESULT line, {at[1]}," if at else "its MAPPEROPT_RESULT line"
+            if at and at[3] == "error":  # the file that holds the failed line, where to read it
+                stderr = str(Path(result.run_dir or ".") / last.stderr)
+                fields["output"] = f"Its standard error, with that line (line {at[2]}), is in {stderr}"
+            elif at:
+                fields["output"] = f"Its standard output, with that line (line {at[2]}), is in {stdout}"
         from mapperopt.benchmarks.userapp import WORDS_APART, intermittent
 
         # Earlier executions passed the same check: the output varies, which no mistake in the check can make it do.

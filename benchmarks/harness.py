@@ -298,12 +298,12 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     """
     results, _ = parse_output(stdout)
     result = results[0] if len(results) == 1 else None
-    unread = on_stderr = None
+    unread = failed_line = None
     if not expect_result:  # a user's program: any line's "verified": false fails it (a benchmark prints one line)
         failed, failed_at, unread, _ = own_check(stdout, stderr)
         result = failed or result
-        # a line on the standard error is named: the standard output is where the docs (and a benchmark) put it
-        on_stderr = failed_at if failed and failed_at.endswith(" error") else None
+        # the failed line is named, to be found in its file (a benchmark prints one line, on its standard output)
+        failed_line = failed_at if failed else None
     message = first_error(stderr)
     suffix = f": {message}" if message else ""
     if exit_code is None:
@@ -330,7 +330,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     if result is not None and result.get("verified") is False:
         check = (json.dumps(result["check"], sort_keys=True) if result.get("check") is not None
                  else 'its MAPPEROPT_RESULT line says "verified": false and gives no "check" object')
-        where = f"{OWN_LINE_IS}{on_stderr}" if on_stderr else ""
+        where = f"{OWN_LINE_IS}{failed_line}" if failed_line else ""
         return "verify", f"the correctness check failed (exit status {exit_code}{where}): {check}", result
     if exit_code != 0:
         said = failure_line(stderr)

@@ -838,9 +838,9 @@ def test_a_failed_own_check_without_details_says_so(tmp_path):
     assert main(["run", "--app", str(exe), "--repeats", "1", "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     assert (feedback["stage"], feedback["rule"]) == ("verify", "verification-app-own-check"), feedback
-    assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line says '
-                                       '"verified": false; exit status 0). It reported: nothing more (the line has no '
-                                       '"check" object).')
+    assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line, '
+                                       'line 1 of the standard output, says "verified": false; exit status 0). It '
+                                       'reported: nothing more (the line has no "check" object).')
 
 
 def test_a_failed_describe_and_a_failed_discovery_quote_the_same_reason(tmp_path, mapper, capsys, monkeypatch):

@@ -85,8 +85,9 @@ def test_a_false_check_without_a_check_object_says_so(tmp_path):
     the JSON value null; it says that the line gives no "check" object."""
     rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"verified": false}'""")
     assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
-    assert result["reason"] == ('the correctness check failed (exit status 0): its MAPPEROPT_RESULT line says '
-                                '"verified": false and gives no "check" object'), result["reason"]
+    assert result["reason"] == ('the correctness check failed (exit status 0; its MAPPEROPT_RESULT line is line 2 of '
+                                'the standard output): its MAPPEROPT_RESULT line says "verified": false and gives no '
+                                '"check" object'), result["reason"]
 
 
 def test_a_line_that_repeats_verified_cannot_be_read(tmp_path):
@@ -165,6 +166,24 @@ def test_a_false_check_on_standard_error_fails_the_run(tmp_path):
     assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line, '
                                        'line 1 of the standard error, says "verified": false; exit status 0). It '
                                        'reported: {"err": 1}.'), feedback
+    # the file to read is the standard error's, where the line is (the standard output holds only "computing")
+    stderr = tmp_path / "run" / result["attempts"][-1]["stderr"]
+    assert stderr.read_text().splitlines()[0].startswith("MAPPEROPT_RESULT "), stderr.read_text()
+    assert feedback["suggestion"].endswith(f"Its standard error, with that line (line 1), is in {stderr}."), feedback
+    assert "stdout" not in feedback["suggestion"], feedback
+
+
+def test_a_false_check_on_standard_output_names_its_line_and_file(tmp_path):
+    """As on the standard error: the reason and AutoGuide name the line's number, and the file to read."""
+    rc, result = run(tmp_path, """echo 'MAPPEROPT_RESULT {"verified": false, "check": {"out": 1}}'""")
+    assert (rc, result["stage"]) == (1, "verify"), result
+    assert result["reason"] == ('the correctness check failed (exit status 0; its MAPPEROPT_RESULT line is line 2 of '
+                                'the standard output): {"out": 1}'), result["reason"]
+    stdout = tmp_path / "run" / result["attempts"][-1]["stdout"]
+    assert stdout.read_text().splitlines()[1].startswith("MAPPEROPT_RESULT "), stdout.read_text()
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "its MAPPEROPT_RESULT line, line 2 of the standard output, says" in feedback["explanation"], feedback
+    assert feedback["suggestion"].endswith(f"Its standard output, with that line (line 2), is in {stdout}."), feedback
 
 
 def test_a_true_check_on_standard_error_is_a_passed_own_check(tmp_path):

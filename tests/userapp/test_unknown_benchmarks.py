@@ -78,9 +78,12 @@ def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
     feedback = json.loads((out_dir / "feedback.json").read_text())
     assert (result.stage, feedback["category"], feedback["rule"]) == ("verify", "verification",
                                                                       "verification-app-own-check")
-    assert feedback["explanation"].startswith('circuit ran, but its own correctness check failed (its '
-                                              'MAPPEROPT_RESULT line says "verified": false; exit status 2). It '
-                                              'reported: {"kind": "reference", "mismatch": "sum_voltage: got ')
+    stdout = (out_dir / "stdout.txt").read_text().split("\n")
+    (line,) = [n for n, text in enumerate(stdout, 1) if text.startswith("MAPPEROPT_RESULT ")]
+    assert feedback["explanation"].startswith(f'circuit ran, but its own correctness check failed (its '
+                                              f'MAPPEROPT_RESULT line, line {line} of the standard output, says '
+                                              '"verified": false; exit status 2). It reported: {"kind": "reference", '
+                                              '"mismatch": "sum_voltage: got ')
     # not discovered (no DSL mapper ran): whether the program registers a mapper of its own is unknown
     assert feedback["suggestion"].startswith("No DSL mapper ran, so the mapper is not the cause: the check fails "
                                              "under Legion's default mapper, or the program's own where it registers "
@@ -92,7 +95,9 @@ def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
                                         "mapper changes the results")
     for text in (feedback["explanation"], feedback["suggestion"], mapped.suggestion):
         assert "--verify" not in text and "exited normally" not in text  # it exited 2, and no option was given
-    assert str(out_dir / "stdout.txt") in feedback["suggestion"] and str(out_dir / "stdout.txt") in mapped.suggestion
+    # the file to read, with the line's number
+    said = f"Its standard output, with that line (line {line}), is in {out_dir / 'stdout.txt'}."
+    assert feedback["suggestion"].endswith(said) and mapped.suggestion.endswith(said), feedback
 
 
 def normalized(desc: dict, discovered: bool) -> dict:
