@@ -471,7 +471,8 @@ def test_a_default_baseline_whose_own_check_fails_names_that_check(tmp_path, cap
     stdout = (root / "baseline-default" / attempt["stdout"]).read_text().split("\n")
     (line,) = [n for n, text in enumerate(stdout, 1) if text.startswith("MAPPEROPT_RESULT ")]
     assert ("failed at stage verify (the correctness check failed (exit status 2; its MAPPEROPT_RESULT line is line "
-            f"{line} of the standard output): {reported}): most likely the program or its arguments are the cause") in err, err
+            f"{line} of the standard output): {reported}): most likely the program or its arguments are the cause"
+            ) in err, err
     assert (f'hint: its own check (its MAPPEROPT_RESULT line says "verified": false) reported {reported}: fix the '
             "program or its arguments") in err, err
     assert "--verify" not in err and "verification settings" not in err, err
