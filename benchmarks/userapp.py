@@ -131,6 +131,32 @@ def own_check_seen(result: dict | None) -> bool | None:
     return any(line.get("own_check") for line in lines)
 
 
+def pattern_reads_own_check(verify: Verify, run_dir: Path) -> str | None:
+    """A note where `verify` searches layouts on the strength of the program's own check alone: its pattern (the
+    only verification given) matches, in the last execution of the run in `run_dir` (its result.json), only
+    MAPPEROPT_RESULT lines, on its standard output or, where it occurs nowhere there, its standard error, as the
+    verification reads them; None otherwise, or where that output cannot be read."""
+    from mapperopt.benchmarks.harness import OWN_RESULT_LINE
+
+    if not verify.pattern or verify.command or verify.reference or not (run_dir / "result.json").is_file():
+        return None
+    try:
+        attempt = (json.loads((run_dir / "result.json").read_text()).get("attempts") or [])[-1]
+        outputs = [(run_dir / attempt[name]).read_text(errors="replace") for name in ("stdout", "stderr")]
+    except (OSError, ValueError, IndexError, KeyError, TypeError):  # nothing to tell from
+        return None
+    for text in outputs:
+        starts = {text.rfind("\n", 0, m.start()) + 1 for m in re.finditer(verify.pattern, text, re.MULTILINE)}
+        if starts:
+            lines = [text[at:].partition("\n")[0] for at in starts]
+            if not all(OWN_RESULT_LINE.match(line) for line in lines):
+                return None
+            return (f"Note: the verify pattern /{verify.pattern}/ matches only the program's own MAPPEROPT_RESULT "
+                    "line: layouts are searched on the strength of the program's own check, which must compare "
+                    "values that a wrong layout would change.")
+    return None
+
+
 def unsearched_layouts(own_check: bool | None, how: bool = True) -> str:
     """Why layouts are not searched for a user's program without a verification (`Verify.checks_output`: only that
     counts for layouts), one clause to follow a colon, without a final period: as `own_check_seen` found (None: not

@@ -24,7 +24,7 @@ from mapperopt.benchmarks.apps import larger_size, load_config, require_one_valu
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
                                           print_progress, print_whole,
                                           print_wrapped, size_options, status as say_status, wrap_whole, wraps)
-from mapperopt.benchmarks.userapp import app_options
+from mapperopt.benchmarks.userapp import UserApp, app_options, pattern_reads_own_check
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
 from mapperopt.files import read_json, write_atomically, writing_in, wrong_kind
@@ -1297,6 +1297,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         baseline = store.root / "baseline-default" / "result.json"
         own = own_check_seen(readable_result(baseline)) if baseline.is_file() else None
         print_whole(console, "Layouts are not searched", f"{unsearched_layouts(own)}.", "yellow")
+    elif isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify,
+                                                                          store.root / "baseline-default")):
+        print_wrapped(console, note, markup=False)
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")

@@ -70,8 +70,8 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
                                            print_progress, print_wrapped, size_options, wrap_whole, wraps)
-from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, spec_words,
-                                          unseen_rebuild_note)
+from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record,
+                                          pattern_reads_own_check, spec_words, unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, UsageError, closest
@@ -997,6 +997,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             kept = folder / f"baseline-{reference}" / "result.json"
             own = own_check_seen(readable_result(kept)) if kept.is_file() else None
             say(f"Layouts are not searched: {unsearched_layouts(own)}.")
+        elif isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify,
+                                                                              folder / f"baseline-{reference}")):
+            say(note)
         # repeat-major: a comparison stopped early has every optimizer alike
         jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
         errors: list[str] = []

@@ -233,6 +233,32 @@ def test_a_start_file_with_a_layout_is_refused_when_layouts_are_not_searched(cmd
     assert not list(tmp_path.glob("stencil/*-*")), "a folder was made"
 
 
+def test_a_verify_pattern_that_reads_only_the_own_check_line_says_so(tmp_path, capsys, timed_exe):
+    """`--verify-pattern '"verified": true'` matches only Stencil's own MAPPEROPT_RESULT line, which the notice says
+    does not count for layouts, yet it turned layout search on silently: a note says that layouts are searched on
+    the strength of the program's own check. A pattern that matches another line of the output (timed's
+    `elapsed:`) says nothing of it."""
+    note = (f"Note: the verify pattern /{VERIFIED}/ matches only the program's own MAPPEROPT_RESULT line: layouts are "
+            "searched on the strength of the program's own check, which must compare values that a wrong layout "
+            "would change.")
+    quick = ["--iters", "1", "--baseline", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
+    assert main(["tune", "--app", command("stencil"), "--verify-pattern", VERIFIED, *quick,
+                 "--runs-dir", str(tmp_path / "own")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (root,) = (tmp_path / "own").glob("*/tune-*")
+    assert json.loads((root / "settings.json").read_text())["search_layouts"] is True
+    assert note in out and "Layouts are not searched" not in out, out
+    # compare says it too, from its reference's run
+    assert main(["compare", "--app", command("stencil"), "--verify-pattern", VERIFIED, "--optimizers", "random",
+                 "--runs", "1", *quick[:2], *quick[4:], "--runs-dir", str(tmp_path / "own")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert note in out and "Layouts are not searched" not in out, out
+    assert main(["tune", "--app", f"{timed_exe} -reps 2", "--verify-pattern", "elapsed", *quick,
+                 "--runs-dir", str(tmp_path / "other")]) == 0
+    out = capsys.readouterr().out
+    assert "matches only the program's own" not in out and "Layouts are not searched" not in out, out
+
+
 def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, capsys):
     """The documented `tune --app mapperopt.yaml`: the size's `cpus:` is used and, with the default `--baseline
     both`, only the default mapper is the reference (a user's program has no expert mapper); without verification
