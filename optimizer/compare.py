@@ -70,7 +70,7 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
                                            print_progress, print_wrapped, size_options, wrap_whole, wraps)
-from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record,
+from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, own_check_seen,
                                           pattern_reads_own_check, spec_words, unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
@@ -992,7 +992,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                                    measure_baselines, say)
         ctx.update(first=first, iterations=iterations, wall_s=wall_s)
         if not layouts:
-            from mapperopt.benchmarks.userapp import own_check_seen, unsearched_layouts
+            from mapperopt.benchmarks.userapp import unsearched_layouts
 
             kept = folder / f"baseline-{reference}" / "result.json"
             own = own_check_seen(readable_result(kept)) if kept.is_file() else None
@@ -1100,6 +1100,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                        left_out=left_out, **measured)
         if ctx["own_mapper"]:
             summary["own_mapper"] = ctx["own_mapper"]
+        if isinstance(bench, UserApp) and any(own_check_seen(r) for r in _first_result(folder, reference)):
+            # read in every execution, as `run`'s table says it (a failed one fails the execution); the settings
+            # that identify the comparison (settings.json) keep the verification alone
+            summary["settings"] = {**asked, "app": {**asked["app"], "verify": f"{asked['app']['verify']}, the "
+                                                    "program's own check: its MAPPEROPT_RESULT line says "
+                                                    '"verified": true'}}
         if opts["start"] not in ("default", "random"):  # settings' `start` is the file's text: named by its path
             summary["start_file"] = str(opts["start"])
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):

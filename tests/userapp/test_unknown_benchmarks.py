@@ -237,7 +237,7 @@ def test_a_verify_pattern_that_reads_only_the_own_check_line_says_so(tmp_path, c
     """`--verify-pattern '"verified": true'` matches only Stencil's own MAPPEROPT_RESULT line, which the notice says
     does not count for layouts, yet it turned layout search on silently: a note says that layouts are searched on
     the strength of the program's own check. A pattern that matches another line of the output (timed's
-    `elapsed:`) says nothing of it."""
+    `elapsed:`) says nothing of it. compare's summary.json says that the own check was read."""
     note = (f"Note: the verify pattern /{VERIFIED}/ matches only the program's own MAPPEROPT_RESULT line: layouts are "
             "searched on the strength of the program's own check, which must compare values that a wrong layout "
             "would change.")
@@ -253,6 +253,13 @@ def test_a_verify_pattern_that_reads_only_the_own_check_line_says_so(tmp_path, c
                  "--runs", "1", *quick[:2], *quick[4:], "--runs-dir", str(tmp_path / "own")]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert note in out and "Layouts are not searched" not in out, out
+    # its summary says that the program's own check was read, besides the pattern (it said the pattern only)
+    (folder,) = (tmp_path / "own").glob("*/compare-*")
+    said = json.loads((folder / "summary.json").read_text())["settings"]["app"]["verify"]
+    assert said == (f"exit status 0, output matches /{VERIFIED}/, the program's own check: its MAPPEROPT_RESULT line "
+                    'says "verified": true'), said
+    assert json.loads((folder / "settings.json").read_text())["app"]["verify"] == f"exit status 0, output matches " \
+        f"/{VERIFIED}/"  # what identifies the comparison: unchanged
     assert main(["tune", "--app", f"{timed_exe} -reps 2", "--verify-pattern", "elapsed", *quick,
                  "--runs-dir", str(tmp_path / "other")]) == 0
     out = capsys.readouterr().out
