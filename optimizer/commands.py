@@ -24,7 +24,7 @@ from mapperopt.benchmarks.apps import larger_size, load_config, require_one_valu
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
                                           print_progress, print_whole,
                                           print_wrapped, size_options, status as say_status, wrap_whole, wraps)
-from mapperopt.benchmarks.userapp import UserApp, app_options, pattern_reads_own_check
+from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
 from mapperopt.files import read_json, write_atomically, writing_in, wrong_kind
@@ -1288,12 +1288,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(note.format(store.root), markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
+    from mapperopt.benchmarks.userapp import UserApp, own_check_seen, pattern_reads_own_check, unsearched_layouts
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
     if not space.layouts:  # whether the program prints its own check: what its default baseline's run shows
-        from mapperopt.benchmarks.userapp import own_check_seen, unsearched_layouts
-
         baseline = store.root / "baseline-default" / "result.json"
         own = own_check_seen(readable_result(baseline)) if baseline.is_file() else None
         print_whole(console, "Layouts are not searched", f"{unsearched_layouts(own)}.", "yellow")
