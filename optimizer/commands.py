@@ -2122,10 +2122,10 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     how to search further; with 1 CPU processor and no GPU (`processors`: the run's CPU, GPU and utility processor
     counts), that there is no placement to tune, briefly (`no_placement`'s note, printed at the start of the run,
     says how to give more). None when the pick beat the start and every reference measured with it, on more than
-    one processor, from measurements not warned of (`unsure`: else that its gain is not established). `own_mapper`:
-    the mapper a user's program registers itself (`own_mapper_of`), which runs without --mapper in place of Legion's
-    default one. `unsure`
-    (`measure_more`): said first where the pick is no clear gain, as the measurements could not show one. Where every
+    one processor, from measurements not warned of. `own_mapper`: the mapper a user's program registers itself
+    (`own_mapper_of`), which runs without --mapper in place of Legion's default one. `unsure` (`measure_more`): said
+    first where the pick is no clear gain, as the measurements could not show one, and where it is a gain, that the
+    gain is not established. Where every
     candidate and the start failed in the final comparison, what to do instead (`_nothing_ran_step`; `root`: the
     tuning folder, which the comparison's run folders are relative to)."""
     best, start, measured = summary["best"], summary["start"], summary["measured"]
@@ -2205,15 +2205,13 @@ def _nothing_ran_step(summary: dict, root: Path | None, own: str | None) -> str:
     refs = [n for n in ("expert", "default") if n in summary["measured"]]
     ran = [n for n in refs if summary["measured"][n]["estimate"]]
     if ran:
-        named, keep = keep_reference(ran[0], own)
-        parts.append(f"{keep.replace('it', named, 1)}, which ran in the final comparison")
+        parts.append(f"{keep_named(ran[0], own)}, which ran in the final comparison")
     elif refs:
         names = " and ".join(reference_name(n, own) for n in refs)
         parts.append(f"{names} failed there too, so the program fails whatever the mapper: make it run without "
                      "--mapper first")
     else:
-        named, keep = keep_reference("default", own)
-        parts.append(f"{keep.replace('it', named, 1)}: no mapper of this tune is shown to work")
+        parts.append(f"{keep_named('default', own)}: no mapper of this tune is shown to work")
     return next_line(parts, "run")
 
 
@@ -2320,6 +2318,14 @@ def keep_reference(name: str, own_mapper: str | None = None) -> tuple[str, str]:
     return {"default": ("the program's own mapper" if own_mapper else "Legion's default mapper",
                         "keep it (run without --mapper)"),
             "expert": ("the expert mapper", "use it (--mapper expert)")}[name]
+
+
+def keep_named(name: str, own_mapper: str | None = None) -> str:
+    """`keep_reference`'s advice with the mapper named where it says "it": e.g. "use the expert mapper (--mapper
+    expert)"."""
+    named, keep = keep_reference(name, own_mapper)
+    verb, _, how = keep.partition(" it ")
+    return f"{verb} {named} {how}"
 
 
 def run_command(program: list[str], mapper: Path, request: dict) -> str:

@@ -80,8 +80,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
                                           changed_build, check_endpoint_first, check_options, check_start_file,
-                                          continued_by, final_round_check, keep_reference, measure_more, memory_now,
-                                          next_line, option_words, print_new_notes, require_known_size,
+                                          continued_by, final_round_check, keep_named, keep_reference, measure_more,
+                                          memory_now, next_line, option_words, print_new_notes, require_known_size,
                                           require_same_build, require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, held_elsewhere,
@@ -2539,7 +2539,8 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
         return []
     command = best_run_command(bench, summary.get("settings", {}), path)
     own = summary.get("own_mapper")
-    named, keep = keep_reference(summary.get("reference", "expert"), own)
+    reference = summary.get("reference", "expert")
+    named = keep_reference(reference, own)[0]
     score = f"{best['normalized']:.2f}"
     final = bool(summary.get("final_rounds"))  # else a report of the tuning runs' own measurements (--report-only)
     which = "the highest score in the final measurement" if final else \
@@ -2562,7 +2563,7 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
                 f"{path}",
                 next_line([f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1, "
                            f"but the gain is not established: {'; and '.join(doubts)}{again}",
-                           f"{keep.replace('it', named, 1)} until a measurement shows the gain"], "comparison")]
+                           f"{keep_named(reference, own)} until a measurement shows the gain"], "comparison")]
     # not the one to run: the Next line below says which is
     lines = [f"Best mapper found: {found}, but not shown better than {named} (see Next); its file, to inspect: {path}"]
     why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
@@ -2571,7 +2572,7 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
            f"its score has no {confidence}, which takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or more"
            if final else "its score is its run's own measurement; the final measurement, which the command "
            "without --report-only makes, tells")
-    lines.append(next_line([*filter(None, [unsure]), f"{keep.replace('it', named, 1)}: the best mapper found is not "
+    lines.append(next_line([*filter(None, [unsure]), f"{keep_named(reference, own)}: the best mapper found is not "
                             f"shown faster than it: {why}"], "comparison"))
     return lines
 
@@ -2612,7 +2613,7 @@ def _nothing_ran_lines(summary: dict, folder: Path) -> list[str]:
     how = ("every run's best program failed there" if not found_none else
            "no run found a working mapper" if not failed else
            "each run found no working mapper or its best program failed there")
-    named, keep = keep_reference(summary.get("reference", "expert"), summary.get("own_mapper"))
+    reference, own = summary.get("reference", "expert"), summary.get("own_mapper")
     first = failed[0]["final_failure"].get("run_dir") if failed else None
     why = (f"read why {failed[0]['folder']}'s best program failed in the final measurement (its run's output and "
            f"AutoGuide's feedback on it: {folder / first}/stderr.txt, feedback.json)" if first else
@@ -2620,7 +2621,7 @@ def _nothing_ran_lines(summary: dict, folder: Path) -> list[str]:
            "iter-001/feedback.txt)")
     return [f"No mapper this comparison found ran in the final measurement: {how} (why: the lines under the table "
             "and its failed evaluations column), so none is shown to work and none is recommended.",
-            next_line([why, f"{keep.replace('it', named, 1)}: no mapper of this comparison is shown to work"],
+            next_line([why, f"{keep_named(reference, own)}: no mapper of this comparison is shown to work"],
                       "comparison")]
 
 
