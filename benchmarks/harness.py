@@ -172,7 +172,7 @@ KILLED_BY_OOM = (", by the kernel's out-of-memory killer (its memory cgroup coun
 KILLED_BY_ANY = ", by the kernel's out-of-memory killer or by another process"
 # How a reason that a user's program's MAPPEROPT_RESULT line could not be read begins (AutoGuide tells it apart).
 UNREAD_OWN_CHECK = "the program's own check cannot be read: "
-# How a failed own check's reason names its line where that is on the standard error (AutoGuide quotes it).
+# How a failed own check's reason names its line, on either output (AutoGuide quotes it).
 OWN_LINE_IS = "; its MAPPEROPT_RESULT line is "
 
 
@@ -228,9 +228,8 @@ def own_check(stdout: str, stderr: str) -> OwnCheck:
             except json.JSONDecodeError as exc:
                 why = f"it is not valid JSON ({exc.msg} at column {exc.colno + start})"
             else:
-                # A repeated "verified" makes the line unread rather than failed only where one value is false:
-                # unread fails whatever the values (the safer), and a line that repeats the key was built wrongly,
-                # so no one of its values is surely the program's verdict.
+                # A repeated "verified" makes the line unread whatever its values (which fails it, as a false
+                # would): a line built with the key twice holds no one value that is surely the program's verdict.
                 repeats = sum(key == "verified" for key, _ in objects[-1]) if isinstance(value, dict) else 0
                 if not isinstance(value, dict):
                     why = "it is not a JSON object"
