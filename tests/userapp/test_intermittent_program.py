@@ -42,14 +42,20 @@ def ends_with_no_pick(out: str, root: Path, best: str) -> str:
     return step[len(head):]
 
 
-def test_a_pick_that_fails_its_final_comparison_is_said_intermittent(foreign_exe, tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv("COLUMNS", raising=False)  # prose whole, as piped (pytest-xdist sets COLUMNS)
-    args = ["tune", "--app", f"{final_flaky(tmp_path, foreign_exe)} -n 400 -steps 2", "--cpus", "2",
+def flaky_tune(foreign_exe, tmp_path, capsys, monkeypatch, *failing) -> tuple[str, Path]:
+    """A 2-iteration tune of `final_flaky`'s wrapper of foreign (`failing`: its folder pattern), which exits 1: its
+    output, whitespace made single spaces (prose whole, as piped), and its folder."""
+    monkeypatch.delenv("COLUMNS", raising=False)  # pytest-xdist sets COLUMNS
+    args = ["tune", "--app", f"{final_flaky(tmp_path, foreign_exe, *failing)} -n 400 -steps 2", "--cpus", "2",
             "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "2",
             "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 1
-    out = " ".join(capsys.readouterr().out.split())
     (root,) = (tmp_path / "runs" / "flaky").glob("tune-*")
+    return " ".join(capsys.readouterr().out.split()), root
+
+
+def test_a_pick_that_fails_its_final_comparison_is_said_intermittent(foreign_exe, tmp_path, capsys, monkeypatch):
+    out, root = flaky_tune(foreign_exe, tmp_path, capsys, monkeypatch)
     best = json.loads((root / "summary.json").read_text())["best"]  # the search's pick, either iteration
     (verdict,) = out.split("Verdict: ")[1:]
     assert "not compared" not in verdict, verdict
@@ -69,13 +75,7 @@ def test_a_tune_none_of_whose_mappers_ran_in_its_final_comparison_keeps_the_refe
     """Every candidate and the start failed in the final comparison, where the program's own mapper ran: the end
     said "Best mapper: ... run it with: mapperopt run ..." of a mapper that never ran there, and had no Next line.
     It says that no mapper of the tune ran there, where to read why, and to keep the mapper that ran."""
-    monkeypatch.delenv("COLUMNS", raising=False)  # prose whole, as piped (pytest-xdist sets COLUMNS)
-    args = ["tune", "--app", f"{final_flaky(tmp_path, foreign_exe, '*/final/iter-*')} -n 400 -steps 2", "--cpus", "2",
-            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "2",
-            "--runs-dir", str(tmp_path / "runs")]
-    assert main(args) == 1
-    out = " ".join(capsys.readouterr().out.split())
-    (root,) = (tmp_path / "runs" / "flaky").glob("tune-*")
+    out, root = flaky_tune(foreign_exe, tmp_path, capsys, monkeypatch, "*/final/iter-*")
     summary = json.loads((root / "summary.json").read_text())
     assert summary["measured"]["default"]["estimate"] and not summary["measured"][summary["best"]]["estimate"]
     rest = ends_with_no_pick(out.split(" The program fails intermittently")[0], root, summary["best"])

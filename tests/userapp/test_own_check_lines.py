@@ -61,19 +61,26 @@ def test_a_line_without_verified_is_no_check(tmp_path):
     assert not any(a["result"].get("own_check") for a in result["attempts"]), result
 
 
+def false_fails_true_passes(tmp_path, false: str, true: str, check: str) -> None:
+    """The program whose script is `false` fails at stage verify, its reason quoting `check`; that of `true` passes,
+    its own check read in every execution (each run in a folder of its own under `tmp_path`)."""
+    (tmp_path / "false").mkdir()
+    rc, result = run(tmp_path / "false", false)
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert check in result["reason"], result["reason"]
+    (tmp_path / "true").mkdir()
+    rc, result = run(tmp_path / "true", true)
+    assert (rc, result["status"]) == (0, "ok"), result
+    assert all(a["result"]["own_check"] for a in result["attempts"]), result
+
+
 @pytest.mark.parametrize("prefix", ["  ", "\t", "[1,0]<stdout>:", "[1,12]<stdout>: "])
 def test_an_indented_or_mpirun_tagged_line_is_read(tmp_path, prefix):
     """An indented line, or one that mpirun --tag-output prefixed with the rank ("[1,0]<stdout>:"), was ignored: its
     "verified": false left an "ok" run whose output nothing checked."""
     line = f"printf '%s\\n' '{prefix}MAPPEROPT_RESULT "
-    (tmp_path / "false").mkdir()
-    rc, result = run(tmp_path / "false", line + """{"verified": false, "check": {"rank": 0}}'""")
-    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
-    assert '{"rank": 0}' in result["reason"], result["reason"]
-    (tmp_path / "true").mkdir()
-    rc, result = run(tmp_path / "true", line + """{"verified": true}'""")
-    assert (rc, result["status"]) == (0, "ok"), result
-    assert all(a["result"]["own_check"] for a in result["attempts"]), result
+    false_fails_true_passes(tmp_path, line + """{"verified": false, "check": {"rank": 0}}'""",
+                            line + """{"verified": true}'""", '{"rank": 0}')
     (tmp_path / "cut").mkdir()
     rc, result = run(tmp_path / "cut", line + """{"verified": tru'""")
     assert (rc, result["stage"]) == (1, "verify"), result
@@ -121,14 +128,8 @@ def test_a_line_without_a_space_after_the_tag_is_read(tmp_path, gap):
     """`MAPPEROPT_RESULT{"verified": false}` (or a tab after the tag) was no result line, so its failed check
     passed unseen."""
     line = f"printf 'MAPPEROPT_RESULT{gap}%s\\n' "
-    (tmp_path / "false").mkdir()
-    rc, result = run(tmp_path / "false", line + """'{"verified": false, "check": {"gap": 1}}'""")
-    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
-    assert '{"gap": 1}' in result["reason"], result["reason"]
-    (tmp_path / "true").mkdir()
-    rc, result = run(tmp_path / "true", line + """'{"verified": true}'""")
-    assert (rc, result["status"]) == (0, "ok"), result
-    assert all(a["result"]["own_check"] for a in result["attempts"]), result
+    false_fails_true_passes(tmp_path, line + """'{"verified": false, "check": {"gap": 1}}'""",
+                            line + """'{"verified": true}'""", '{"gap": 1}')
 
 
 def test_a_broken_line_without_a_space_names_its_column(tmp_path):
