@@ -43,7 +43,7 @@ from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/12"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/13"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -1617,7 +1617,7 @@ def discovery_path(app: UserApp, cmd: list[str]) -> Path:
 def describe_from_record(name: str, lines: list[dict]) -> dict:
     """The application description (`mapperopt.app/1`) from the discovery record: one JSON object per task and
     launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD (of each task's first launch of each kind only;
-    `discover` adds how many there were, `launch_counts`).
+    `discover` adds how many there were and which used other regions, `launch_summary`).
 
     Raises:
         ValueError: an object lacks a field the DSL mapper writes, or holds a value of another type.
@@ -1699,41 +1699,88 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
             "region_tree": list(tree.values()), "tunables": sorted(tunables.values(), key=lambda t: t["id"])}
 
 
-def launch_counts(trace: Iterable[dict]) -> dict[str, dict[str, int]]:
-    """Per task name, its launches by kind ({"index": 2, "single": 1}) in a placement trace (one object per task
-    mapped: `task`, `point` and `domain`, null for a single launch). A single launch is mapped once; an index launch
-    maps each of its points once, so the launches over one domain are as many as the times its most mapped point was
-    mapped. A launch Legion replays from a trace is not mapped: not counted.
+# How many groups of launches on other regions than the shown one a description lists (`launch_summary`): a program
+# that creates a region per step would otherwise list every launch.
+LISTED_GROUPS = 8
+
+
+def launch_summary(trace: Iterable[dict]) -> dict[str, dict]:
+    """Per task name, from a placement trace (one object per task mapped: `task`, `point` and `domain`, null for a
+    single launch, and `regions`, each argument's `index` and nearest `name`): "launches", its launches by kind
+    ({"index": 2, "single": 1}), and "other_regions", those of its launches whose arguments are on other regions than
+    the launch a description shows (its first index launch, else its first single launch), as
+    {"groups": [{"kind", "launches": [[first, last, step], ...], "args": [{"index", "regions"}]}], "unlisted": n}.
+    A group's launches are numbered by kind in the order they were first mapped (1: the first); its args are those
+    that differ, each with the names of the regions its points use (sorted; null: unnamed; []: the launch has no such
+    argument); at most `LISTED_GROUPS` groups are listed, and "unlisted" counts the launches of the others.
+    A single launch is mapped once; an index launch maps each of its points once, so the launches over one domain are
+    as many as the times its most mapped point was mapped, the point's n-th mapping being that of the n-th launch. A
+    launch Legion replays from a trace is not mapped: not counted.
 
     Raises:
         ValueError: an object lacks those fields or holds values of another type.
     """
     try:
-        return _launch_counts(trace)
+        return _launch_summary(trace)
     except KeyError as exc:
         raise ValueError(f"a line has no field {exc}") from None
-    except TypeError as exc:
+    except (TypeError, AttributeError) as exc:
         raise ValueError(f"a line holds a value of another type than the DSL mapper writes ({exc})") from None
 
 
-def _launch_counts(trace: Iterable[dict]) -> dict[str, dict[str, int]]:
-    """`launch_counts`, whose malformed objects raise KeyError or TypeError."""
-    counts: dict[str, dict[str, int]] = {}
+def _launch_summary(trace: Iterable[dict]) -> dict[str, dict]:
+    """`launch_summary`, whose malformed objects raise KeyError, TypeError or AttributeError."""
     mapped: dict[tuple, int] = {}  # (task, domain, point) -> times mapped
-    for rec in trace:
+    # (task, kind, key) -> [line of its first mapped point, {arg: region names}]; key: (domain, n) or the line
+    launches: dict[tuple, list] = {}
+    for line, rec in enumerate(trace):
         if rec["point"] is None:
-            kinds = counts.setdefault(rec["task"], {})
-            kinds["single"] = kinds.get("single", 0) + 1
+            key = (rec["task"], "single", line)
         else:
-            key = (rec["task"], tuple(rec["domain"]), tuple(rec["point"]))
-            mapped[key] = mapped.get(key, 0) + 1
-    most: dict[tuple, int] = {}  # (task, domain) -> the times its most mapped point was mapped
-    for (task, domain, _), n in mapped.items():
-        most[task, domain] = max(most.get((task, domain), 0), n)
-    for (task, _), n in most.items():
-        kinds = counts.setdefault(task, {})
-        kinds["index"] = kinds.get("index", 0) + n
-    return counts
+            where = (rec["task"], tuple(rec["domain"]), tuple(rec["point"]))
+            mapped[where] = mapped.get(where, 0) + 1
+            key = (rec["task"], "index", (where[1], mapped[where]))
+        names = launches.setdefault(key, [line, {}])[1]
+        for region in rec["regions"]:
+            names.setdefault(region["index"], set()).add(region["name"])
+    by_task: dict[str, dict[str, list]] = {}  # task -> kind -> each launch's {arg: sorted names}, in mapping order
+    for (task, kind, _), (_, names) in sorted(launches.items(), key=lambda item: item[1][0]):
+        by_task.setdefault(task, {}).setdefault(kind, []).append(
+            {arg: sorted(n, key=lambda s: (s is not None, s or "")) for arg, n in names.items()})
+    summary = {}
+    for task, kinds in by_task.items():
+        shown = (kinds.get("index") or kinds["single"])[0]
+        groups: dict[tuple, dict] = {}
+        for kind, each in sorted(kinds.items()):
+            for number, args in enumerate(each, 1):
+                differ = tuple((arg, tuple(args.get(arg, ()))) for arg in sorted({*shown, *args})
+                               if args.get(arg, []) != shown.get(arg, []))
+                if differ:
+                    group = groups.setdefault((kind, differ), {"kind": kind, "launches": [], "args": [
+                        {"index": arg, "regions": list(regions)} for arg, regions in differ]})
+                    group["launches"].append(number)
+        listed = list(groups.values())[:LISTED_GROUPS]
+        unlisted = sum(len(g["launches"]) for g in list(groups.values())[LISTED_GROUPS:])
+        for group in listed:
+            group["launches"] = _progressions(group["launches"])
+        summary[task] = {"launches": {kind: len(each) for kind, each in sorted(kinds.items())},
+                         "other_regions": {"groups": listed, "unlisted": unlisted}}
+    return summary
+
+
+def _progressions(numbers: list[int]) -> list[list[int]]:
+    """Increasing `numbers` as runs of equal steps, [first, last, step] each: [2, 4, 6, 9] -> [[2, 6, 2], [9, 9, 1]]
+    (a ping-pong program's every second launch stays one run however many steps it takes)."""
+    runs: list[list[int]] = []
+    k = 0
+    while k < len(numbers):
+        step = numbers[k + 1] - numbers[k] if k + 1 < len(numbers) else 1
+        last = k
+        while last + 1 < len(numbers) and numbers[last + 1] - numbers[last] == step:
+            last += 1
+        runs.append([numbers[k], numbers[last], step])
+        k = last + 1
+    return runs
 
 
 def _depth(task: str, tasks: dict[str, dict]) -> int:
@@ -1809,11 +1856,11 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         try:
             lines = list(_json_lines(record))
             desc = describe_from_record(app.name, lines) if lines else None
-            if desc is not None:  # the record has each task's first launch only: how many there were
+            if desc is not None:  # the record has each task's first launch only: the trace has every launch's
                 written = trace
-                counts = launch_counts(_json_lines(trace)) if trace.is_file() else {}
+                summary = launch_summary(_json_lines(trace)) if trace.is_file() else {}
                 for task in desc["tasks"]:
-                    task["launches"] = dict(sorted(counts.get(task["name"], {}).items()))
+                    task.update(summary.get(task["name"], {"launches": {}}))
             own = OWN_MAPPER_NOTE.search(err)
             if desc is not None and own:  # the shim's note: without --keep-app-mapper, a DSL mapper displaces it
                 desc["own_mapper"] = own.group(2)
@@ -1854,7 +1901,7 @@ def _remove_old_discovery_folders() -> None:
 
 def _json_lines(path: Path) -> Iterator[dict]:
     """The objects of the discovery record or placement trace at `path`, one a line (`describe_from_record`,
-    `launch_counts`), read as they are used (a long run's trace has a line per task mapped).
+    `launch_summary`), read as they are used (a long run's trace has a line per task mapped).
 
     Raises:
         ValueError: a line is not a JSON object (which line, and what is wrong with it).

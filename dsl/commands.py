@@ -18,7 +18,7 @@ import click
 from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
-from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
+from mapperopt.descriptions import AppDescription, MachineDescription, OtherRegions, parse_machine_spec
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
                                    reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
@@ -577,7 +577,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
     known, or for VIRTUAL). "launches": the task's launches by kind that discovery mapped ({"index": 2}; empty: not
-    known), of which "regions" and "fields" describe the first only. `stream`: where the mapper's `print` output goes
+    known), of which "regions" and "fields" describe the first only, and "other_regions" and "other_unlisted" those on
+    other regions (`TaskInfo`). `stream`: where the mapper's `print` output goes
     (None: nowhere). `diagnostics`: a list that receives check's diagnostics (warnings too). `inert_ok`: errors
     that leave the evaluation unchanged (`INERT_ERRORS`: an unanswered tunable) do not stop it; the caller reports
     them from `diagnostics`.
@@ -620,7 +621,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
                  "app_mapper": app.keep_app_mapper and info.name not in named,
                  "variant_names": dict(info.variant_names), "variant_ran": dict(info.variant_ran),
-                 "launches": dict(info.launches)}
+                 "launches": dict(info.launches), "other_regions": info.other_regions,
+                 "other_unlisted": info.other_unlisted}
         out.append(entry)
         ev_task = legion if entry["app_mapper"] else ev
         try:
@@ -875,7 +877,7 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                 out.append(f"  {r['index']:>3}  {label.ljust(width)}  {memory.ljust(mw)}  "
                            f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}"
                            + _reduce_text(e["reduce"].get(r["index"])))
-        if e["regions"] and (note := _launches_text(e["launches"])):
+        if e["regions"] and (note := _launches_text(e["launches"], e["other_regions"], e["other_unlisted"])):
             out.append(note)
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
@@ -912,15 +914,55 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
     return "\n".join(out)
 
 
-def _launches_text(launches: dict[str, int]) -> str | None:
-    """The line that says a task launched more than once in discovery is shown with its first launch's requirements
-    (the description keeps those only), e.g. for {"index": 2}; None for one launch, or where not known."""
-    if sum(launches.values()) < 2:
+def _launches_text(launches: dict[str, int], other: tuple[OtherRegions, ...] | None, unlisted: int) -> str | None:
+    """The line that says how a task launched more than once in discovery was launched: all on the regions of its
+    first launch, which the table shows (the description keeps its requirements only), or which launches differ in
+    which arguments (`other`, `unlisted`: `TaskInfo.other_regions`), e.g. for {"index": 2}; None for one launch, or
+    where not known (a benchmark's description)."""
+    if sum(launches.values()) < 2 or other is None:
         return None
     counts = " and ".join(f"{n} {kind} launch{'es' if n != 1 else ''}" for kind, n in launches.items())
     first = "first index launch" if "index" in launches and len(launches) > 1 else "first launch"
-    return (f"  {counts} in discovery: the regions and fields above are its {first}'s; the same statements map "
-            "the others, which may use other regions or fields (explain does not show them)")
+    fields = f"the fields above are its {first}'s (discovery records no other launch's fields)"
+    if not other:
+        return f"  {counts} in discovery, all on the regions above; {fields}; the same statements map every launch"
+    groups = []
+    for group in other:
+        numbers, n = _launch_numbers(group, len(launches) > 1)
+        groups.append(f"{numbers} differ{'s' if n == 1 else ''} in "
+                      + " and ".join(f"arg {i} ({_regions_text(names)})" for i, names in group.args))
+    if unlisted:
+        groups.append(f"{unlisted} other launch{'es' if unlisted != 1 else ''} on other regions")
+    return (f"  {counts} in discovery; {'; '.join(groups)}; {fields}; the same statements map every launch (a "
+            "statement that selects an argument by a region name, on the launches where it is in that region)")
+
+
+def _launch_numbers(group: OtherRegions, by_kind: bool) -> tuple[str, int]:
+    """`group`'s launches as explain names them, `launches 2, 4, ..., 40` (`index launches ...` where `by_kind`: the
+    task has launches of both kinds, numbered by kind), and how many they are."""
+    parts, count = [], 0
+    for first, last, step in group.launches:
+        n = (last - first) // step + 1
+        count += n
+        parts.append(f"{first}-{last}" if step == 1 and n > 2 else f"{first}, {first + step}, ..., {last}" if n > 3
+                     else ", ".join(map(str, range(first, last + 1, step))))
+    return f"{group.kind + ' ' if by_kind else ''}launch{'es' if count > 1 else ''} {', '.join(parts)}", count
+
+
+SHOWN_NAMES = 3  # of the regions an argument's points use on other launches: a launch over many named blocks has many
+
+
+def _regions_text(names: tuple[str | None, ...]) -> str:
+    """The regions an argument of other launches is on (`OtherRegions.args`), as a statement selects them:
+    `region next_ghost`, `regions block_4, block_5, block_6 and 5 more`, `an unnamed region`, `none` (no such
+    argument)."""
+    if not names:
+        return "none"
+    if names == (None,):
+        return "an unnamed region"
+    shown = [selector_name(n) if n is not None else "an unnamed one" for n in names[:SHOWN_NAMES]]
+    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    return f"region{'s' if len(names) > 1 else ''} {', '.join(shown)}{more}"
 
 
 TITLE_CHARS = 100  # characters of a placement figure's title line: well within its 8 inches at fontsize 9

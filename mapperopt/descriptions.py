@@ -27,6 +27,8 @@ APP_FIELDS = {
     "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),
                "domain?": ([int], None), "variant_names?": {str: [str]}, "variant_ran?": {str: str},
                "launches?": {str: int},
+               "other_regions?": {"groups": [{"kind": str, "launches": [[int]],
+                                              "args": [{"index": int, "regions": [(str, None)]}]}], "unlisted": int},
                "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "field_sizes?": [int],
                              "redop?": (str, None), "layout?": (str, None), "interleave?": (str, None),
                              "layout_kinds?": [str],
@@ -115,6 +117,34 @@ def _launches(t: dict, what: str) -> tuple[tuple[str, int], ...]:
     return tuple(launches.items())
 
 
+def _other_regions(t: dict, what: str) -> tuple[tuple[OtherRegions, ...] | None, int]:
+    """A task's `other_regions` ({"groups": [...], "unlisted": n}) as (groups, unlisted); (None, 0) where absent (a
+    description discovered before launches were compared)."""
+    other = t.get("other_regions")
+    if other is None:
+        return None, 0
+
+    def is_count(n) -> bool:
+        return isinstance(n, int) and not isinstance(n, bool) and n >= 0
+
+    try:
+        groups = tuple(OtherRegions(
+            g["kind"], tuple((a, b, c) for a, b, c in g["launches"]),
+            tuple((a["index"], tuple(a["regions"])) for a in g["args"])) for g in other["groups"])
+        valid = is_count(other["unlisted"]) and all(
+            g.kind in ("index", "single") and g.launches and g.args
+            and all(is_count(n) for run in g.launches for n in run)
+            and all(is_count(i) and all(n is None or isinstance(n, str) for n in names) for i, names in g.args)
+            for g in groups)
+    except (KeyError, TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise DescriptionError(f"{what} has other_regions {other!r}; expected an object of launch groups, e.g. "
+                               "{\"groups\": [{\"kind\": \"index\", \"launches\": [[2, 6, 2]], "
+                               "\"args\": [{\"index\": 0, \"regions\": [\"next\"]}]}], \"unlisted\": 0}")
+    return groups, other["unlisted"]
+
+
 @dataclass(frozen=True)
 class RegionArg:
     """One region requirement of a task.
@@ -188,6 +218,28 @@ class RegionArg:
 
 
 @dataclass(frozen=True)
+class OtherRegions:
+    """Launches of a task, of one kind, whose arguments are on other regions than those of the launch its
+    description shows (its first index launch, else its first single launch).
+
+    Attributes:
+        kind: "index" or "single".
+        launches: their numbers among the task's launches of `kind` in discovery (1: the first mapped), as runs of
+            equal steps (first, last, step): (2, 40, 2) is every second launch from 2 to 40.
+        args: (argument index, the names of the regions its points use: sorted, None for an unnamed one, () where
+            these launches have no such argument) for each argument that differs.
+    """
+
+    kind: str
+    launches: tuple[tuple[int, int, int], ...]
+    args: tuple[tuple[int, tuple[str | None, ...]], ...]
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "launches": [list(run) for run in self.launches],
+                "args": [{"index": i, "regions": list(names)} for i, names in self.args]}
+
+
+@dataclass(frozen=True)
 class TaskInfo:
     """One task of an application.
 
@@ -207,6 +259,11 @@ class TaskInfo:
             mapped (a launch Legion replays from a trace is not mapped, so not counted); `regions` are the first
             launch's only, and a later one may use other regions, fields or privileges. Empty where not known (a
             benchmark's description, or one discovered before launches were counted).
+        other_regions: the launches whose arguments are on other regions than those of `regions` (discovery's trace
+            records every launch's region names, not its fields or privileges), the first few groups where many
+            differ; () where every launch is on the same regions, None where not known (as for `launches`, or
+            discovered before launches were compared).
+        other_unlisted: how many more launches are on other regions, in groups `other_regions` does not list.
     """
 
     name: str
@@ -220,6 +277,8 @@ class TaskInfo:
     variant_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
     variant_ran: tuple[tuple[str, str], ...] = ()
     launches: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    other_regions: tuple[OtherRegions, ...] | None = field(default=None, compare=False)
+    other_unlisted: int = field(default=0, compare=False)
 
     @property
     def index_launched(self) -> bool:
@@ -237,6 +296,8 @@ class TaskInfo:
             **({"variant_names": {k: list(v) for k, v in self.variant_names}} if self.variant_names else {}),
             **({"variant_ran": dict(self.variant_ran)} if self.variant_ran else {}),
             **({"launches": dict(self.launches)} if self.launches else {}),
+            **({"other_regions": {"groups": [g.to_json() for g in self.other_regions],
+                                  "unlisted": self.other_unlisted}} if self.other_regions is not None else {}),
         }
 
 
@@ -392,6 +453,7 @@ class AppDescription:
                                          tuple((k, v["op"], v["bytes"]) for k, v in align.items()),
                                          _field_sizes(r), _names_by_kind(r, "constrained_by", what)))
             domain = t.get("domain")
+            other, unlisted = _other_regions(t, what)
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,
                 inner=bool(t.get("inner", False)), leaf=bool(t.get("leaf", True)), parent=t.get("parent") or None,
@@ -399,6 +461,7 @@ class AppDescription:
                 variant_names=_names_by_kind(t, "variant_names", what),
                 variant_ran=tuple((k, str(v)) for k, v in t.get("variant_ran", {}).items()),
                 launches=_launches(t, what),
+                other_regions=other, other_unlisted=unlisted,
             ))
         tree = tuple(RegionNode(n["name"], n["kind"], n.get("parent")) for n in obj.get("region_tree", ()))
         tunables = []

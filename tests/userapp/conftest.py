@@ -101,3 +101,9 @@ def shards_exe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def twofields_exe(tmp_path_factory) -> Path:
     return _build("twofields", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def pingghost() -> str:
+    """tests/app/pingghost.cc, built as the project builds its programs (toolchain.build)."""
+    return str(toolchain.build("pingghost", [APP_DIR / "pingghost.cc"]))

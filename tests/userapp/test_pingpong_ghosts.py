@@ -6,15 +6,8 @@ and warns (W328) that a name of the first launch selects the argument on only so
 from __future__ import annotations
 
 import pytest
-from userapp_support import APP_DIR
 
-from mapperopt import toolchain
 from mapperopt.cli import main
-
-
-@pytest.fixture(scope="module")
-def pingghost():
-    return str(toolchain.build("pingghost", [APP_DIR / "pingghost.cc"]))
 
 
 def check(capsys, *args) -> tuple[int, str]:
