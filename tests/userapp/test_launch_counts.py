@@ -1,6 +1,7 @@
 """A task launched several times (tests/app/twofields.cc: `scale` index launched over `blocks` on field `a`, then on
 `b`, then single launched on `b` of `grid`; `total` single launched on `a`, then on `b`; blocksum.cc: `update` on the
-same blocks every step; pingghost.cc: `step` alternating between cur and next, a ping-pong). Discovery records each
+same blocks every step; pingghost.cc: `step` alternating between cur and next, a ping-pong; rotate.cc: `touch` on
+10 regions in turn). Discovery records each
 task's requirements on its first launch (of each kind) only, and every launch's region names (its placement trace):
 `explain` says how many launches discovery mapped and whether they are all on the regions it shows or which differ
 where, and that the fields it shows are the first one's, instead of silently showing field `a` alone. Descriptions
@@ -72,6 +73,18 @@ def test_explain_names_the_ping_pong_launches_on_the_other_regions(tmp_path, pin
     by_task = explained(tmp_path, capsys, pingghost, "--", "-steps", "3", *flags)
     assert "3 index launches in discovery; launch 2 differs in arg 0 (region next_ghost) and arg 1 (region " \
         "cur_blocks);" in by_task["step"], by_task["step"]
+
+
+def test_explain_lists_the_first_groups_of_launches_on_other_regions(tmp_path, rotate_exe, capsys):
+    """`touch` on r0, r1, ..., r9 in turn (12 launches): 9 ways of differing from the first, of which explain lists
+    8 and counts the launches of the rest; `scan` over the whole grid, then over the blocks, named one by one."""
+    by_task = explained(tmp_path, capsys, rotate_exe)
+    assert "2 index launches in discovery; launch 2 differs in arg 0 (regions block_0, block_1, block_2 and 1 more);" \
+        in by_task["scan"], by_task["scan"]
+    listed = "; ".join(f"launch {n} differs in arg 0 (region r{n - 1})" for n in range(3, 10))
+    assert (f"12 single launches in discovery; launches 2, 12 differ in arg 0 (region r1); {listed}; 1 other launch "
+            f"on other regions; the fields above are its first launch's {FIELDS_NOTE}; {BY_NAME_NOTE}") \
+        in by_task["touch"], by_task["touch"]
 
 
 def test_a_description_without_launch_counts_still_loads(twofields_exe):
