@@ -1704,12 +1704,15 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
 LISTED_GROUPS = 8
 
 
-def launch_summary(trace: Iterable[dict]) -> dict[str, dict]:
+def launch_summary(trace: Iterable[dict], shown: dict[str, dict[int, str | None]]) -> dict[str, dict]:
     """Per task name, from a placement trace (one object per task mapped: `task`, `point` and `domain`, null for a
     single launch, and `regions`, each argument's `index` and nearest `name`): "launches", its launches by kind
     ({"index": 2, "single": 1}), and "other_regions", those of its launches whose arguments are on other regions than
     the launch a description shows (its first index launch, else its first single launch), as
     {"groups": [{"kind", "launches": [[first, last, step], ...], "args": [{"index", "regions"}]}], "unlisted": n}.
+    `shown`: per task, the nearest region name of each argument (by index; None: unnamed) of the launch the
+    description shows, as the discovery record has it: the first launch of its kind in the trace that has them (the
+    record is written as a launch starts mapping, the trace as it ends: two launches mapped at once may swap).
     A group's launches are numbered by kind in the order they were first mapped (1: the first); its args are those
     that differ, each with the names of the regions its points use (sorted; null: unnamed; []: the launch has no such
     argument); at most `LISTED_GROUPS` groups are listed, and "unlisted" counts the launches of the others.
@@ -1721,14 +1724,14 @@ def launch_summary(trace: Iterable[dict]) -> dict[str, dict]:
         ValueError: an object lacks those fields or holds values of another type.
     """
     try:
-        return _launch_summary(trace)
+        return _launch_summary(trace, shown)
     except KeyError as exc:
         raise ValueError(f"a line has no field {exc}") from None
     except (TypeError, AttributeError) as exc:
         raise ValueError(f"a line holds a value of another type than the DSL mapper writes ({exc})") from None
 
 
-def _launch_summary(trace: Iterable[dict]) -> dict[str, dict]:
+def _launch_summary(trace: Iterable[dict], shown_names: dict[str, dict[int, str | None]]) -> dict[str, dict]:
     """`launch_summary`, whose malformed objects raise KeyError, TypeError or AttributeError."""
     mapped: dict[tuple, int] = {}  # (task, domain, point) -> times mapped
     # (task, kind, key) -> [line of its first mapped point, {arg: region names}]; key: (domain, n) or the line
@@ -1749,7 +1752,10 @@ def _launch_summary(trace: Iterable[dict]) -> dict[str, dict]:
             {arg: sorted(n, key=lambda s: (s is not None, s or "")) for arg, n in names.items()})
     summary = {}
     for task, kinds in by_task.items():
-        shown = (kinds.get("index") or kinds["single"])[0]
+        record = shown_names.get(task, {})
+        same = [args for args in kinds.get("index") or kinds["single"]
+                if set(args) == set(record) and all(name in args[arg] for arg, name in record.items())]
+        shown = same[0] if same else (kinds.get("index") or kinds["single"])[0]
         groups: dict[tuple, dict] = {}
         for kind, each in sorted(kinds.items()):
             for number, args in enumerate(each, 1):
@@ -1858,7 +1864,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
             desc = describe_from_record(app.name, lines) if lines else None
             if desc is not None:  # the record has each task's first launch only: the trace has every launch's
                 written = trace
-                summary = launch_summary(_json_lines(trace)) if trace.is_file() else {}
+                shown = {t["name"]: {r["index"]: (r["names"] or [None])[0] for r in t["regions"]}
+                         for t in desc["tasks"]}
+                summary = launch_summary(_json_lines(trace), shown) if trace.is_file() else {}
                 for task in desc["tasks"]:
                     task.update(summary.get(task["name"], {"launches": {}}))
             own = OWN_MAPPER_NOTE.search(err)
