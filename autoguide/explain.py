@@ -1572,7 +1572,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
                                       _text(texts["own_unread_suggest"], fields), (), fb.raw_excerpt,
                                       "verification-app-own-check"), level)
         if own:
-            fields["check"] = reported_check(last.result or {})
+            fields["check"] = reported_check(result.reason or "")
             fields["status"] = f"exit status {last.exit_code}"
             at = re.search(re.escape(OWN_LINE_IS) + r"(line (\d+) of the standard (output|error))\)",
                            result.reason or "")

@@ -174,8 +174,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     elif result.dsl is None and s.get("no_legion_task"):  # discovered: no task ran, so no mapper took part
         mapper = f"no mapper (no Legion task ran; {machine})"
     elif result.dsl is None and "app_file" in s:  # a user's program: its discovery says whether it has its own
+        # (--mapper default runs the mapper that the program registers, where it registers one, as no --mapper does)
         mapper = (f"Legion's default mapper ({machine})" if s.get("description")
-                  else f"its own mapper or Legion's default (not discovered yet; {machine})")
+                  else f"Legion's default mapper, or the program's own if it registers one (which one is not "
+                       f"known: the program has not been discovered; {machine})")
     else:
         mapper = f"the {result.mapper} mapper ({machine})"
     title = f"{result.app} with {mapper}"

@@ -172,8 +172,12 @@ KILLED_BY_OOM = (", by the kernel's out-of-memory killer (its memory cgroup coun
 KILLED_BY_ANY = ", by the kernel's out-of-memory killer or by another process"
 # How a reason that a user's program's MAPPEROPT_RESULT line could not be read begins (AutoGuide tells it apart).
 UNREAD_OWN_CHECK = "the program's own check cannot be read: "
-# How a failed own check's reason names its line, on either output (AutoGuide quotes it).
+# How a failed check's reason begins (a benchmark's result line, or a user's program's own check); a user's program's
+# names its line, on either output, and ends with the check as the program printed it (AutoGuide quotes both).
+OWN_CHECK_FAILED = "the correctness check failed (exit status "
 OWN_LINE_IS = "; its MAPPEROPT_RESULT line is "
+# A failed own check's reason where the line has no "check" object.
+NO_CHECK = 'its MAPPEROPT_RESULT line says "verified": false and gives no "check" object'
 
 
 # A user's program's result line (docs/own-app.md), on its standard output or standard error: the tag at the line's
@@ -184,11 +188,29 @@ OWN_RESULT_LINE = re.compile(r"\s*(?:\[\d+,\d+\]<std(?:out|err)>:\s*)?" + re.esc
                              + r"(?=[\s{]|$)")
 
 
-def reported_check(line: dict) -> str:
-    """What a `MAPPEROPT_RESULT` line that says "verified": false reported, to quote: its "check" object as JSON
-    (keys sorted), or that it has none."""
-    check = line.get("check")
-    return json.dumps(check, sort_keys=True) if check is not None else 'nothing more (the line has no "check" object)'
+def reported_check(reason: str) -> str:
+    """What a failed own check reported, from the reason `classify` gave (`OWN_CHECK_FAILED`, anywhere in it): its
+    "check" value as the program printed it, or that its line has none; the whole `reason` for another one."""
+    found = re.search(re.escape(OWN_CHECK_FAILED) + r"[^)]*\): (.*)", reason, re.S)
+    said = found[1] if found else reason
+    return 'nothing more (the line has no "check" object)' if said == NO_CHECK else said
+
+
+def _printed_check(text: str) -> str | None:
+    """The text of the "check" value of `text`, one JSON object that `json.loads` read (its last "check", the one
+    that read kept), as the program printed it (key order and numbers as they are: `%f`'s 449994.000000 too), else
+    None."""
+    decoder, found = json.JSONDecoder(), None
+    at = text.index("{") + 1
+    while (at := json.decoder.WHITESPACE.match(text, at).end()) < len(text) and text[at] != "}":
+        key, at = json.decoder.scanstring(text, at + 1)  # after its opening quote
+        start = json.decoder.WHITESPACE.match(text, json.decoder.WHITESPACE.match(text, at).end() + 1).end()
+        _, at = decoder.raw_decode(text, start)
+        if key == "check":
+            found = text[start:at]
+        at = json.decoder.WHITESPACE.match(text, at).end()
+        at += text[at] == ","
+    return found
 
 
 class OwnCheck(NamedTuple):
@@ -197,12 +219,14 @@ class OwnCheck(NamedTuple):
     Attributes:
         failed: the first line that says "verified": false (the standard output's first), as a dict, else None.
         failed_at: where that line is, "line N of the standard output" (or "... error"), else None.
+        printed: that line's "check" value as the program printed it (`_printed_check`), else None.
         unread: why a line cannot be read, naming it (UNREAD_OWN_CHECK first), else None.
         passed: whether at least one line says "verified": true and none fails or is unread.
     """
 
     failed: dict | None
     failed_at: str | None
+    printed: str | None
     unread: str | None
     passed: bool
 
@@ -211,7 +235,7 @@ def own_check(stdout: str, stderr: str) -> OwnCheck:
     """A user's program's own check, read fail-safe from every `MAPPEROPT_RESULT` line (`OWN_RESULT_LINE`) of its
     `stdout` and `stderr` (docs/own-app.md). A line with no "verified" is no check; one whose object has "verified"
     more than once, or whose "verified" is neither true nor false, or that is no JSON object, is unread."""
-    failed = failed_at = unread = None
+    failed = failed_at = printed = unread = None
     passed = False
     for stream, text in (("output", stdout), ("error", stderr)):
         for number, line in enumerate(text.split("\n"), 1):  # numbered as an editor numbers them
@@ -238,12 +262,12 @@ def own_check(stdout: str, stderr: str) -> OwnCheck:
                 elif "verified" in value and not isinstance(value["verified"], bool):
                     why = f'it says "verified": {json.dumps(value["verified"])}, which is neither true nor false'
                 elif value.get("verified") is False and failed is None:
-                    failed, failed_at = value, where
+                    failed, failed_at, printed = value, where, _printed_check(rest)
                 elif value.get("verified") is True:
                     passed = True
             if why and unread is None:
                 unread = f"{UNREAD_OWN_CHECK}{where}, {clip(line, 120)!r}: {why}"
-    return OwnCheck(failed, failed_at, unread, passed and failed is None and unread is None)
+    return OwnCheck(failed, failed_at, printed, unread, passed and failed is None and unread is None)
 
 
 def _json_object(text: str) -> dict | None:
@@ -297,9 +321,9 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     """
     results, _ = parse_output(stdout)
     result = results[0] if len(results) == 1 else None
-    unread = failed_line = None
+    unread = failed_line = printed = None
     if not expect_result:  # a user's program: any line's "verified": false fails it (a benchmark prints one line)
-        failed, failed_at, unread, _ = own_check(stdout, stderr)
+        failed, failed_at, printed, unread, _ = own_check(stdout, stderr)
         result = failed or result
         # the failed line is named, to be found in its file (a benchmark prints one line, on its standard output)
         failed_line = failed_at if failed else None
@@ -327,10 +351,11 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         what = "aborted" if signum == signal.SIGABRT else f"crashed with {signal_name(signum)}"
         return stage, f"{what}{suffix}", result
     if result is not None and result.get("verified") is False:
-        check = (json.dumps(result["check"], sort_keys=True) if result.get("check") is not None
-                 else 'its MAPPEROPT_RESULT line says "verified": false and gives no "check" object')
+        # a user's program's check as it printed it; a benchmark's line (ours) re-serialised, keys sorted
+        check = (NO_CHECK if result.get("check") is None else printed if failed_line
+                 else json.dumps(result["check"], sort_keys=True))
         where = f"{OWN_LINE_IS}{failed_line}" if failed_line else ""
-        return "verify", f"the correctness check failed (exit status {exit_code}{where}): {check}", result
+        return "verify", f"{OWN_CHECK_FAILED}{exit_code}{where}): {check}", result
     if exit_code != 0:
         said = failure_line(stderr)
         return stage, f"exited with status {exit_code}{f': {said}' if said else ' and no error message'}", result

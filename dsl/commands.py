@@ -896,8 +896,10 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
                        "the task is launched")
         if e.get("top_level"):  # E202's rule: by name in ControlReplicate alone
-            out.append("  a statement names it only in ControlReplicate (E202 elsewhere); `*` and kind selectors "
-                       "(`Task * CPU;`, `SingleTaskMap CPU f;`) select it")
+            out.append("  the top-level task runs once, on the first processor (unless a `SingleTaskMap` of `*` or "
+                       "of its kind places it), and launches the others; only a ControlReplicate statement may name "
+                       "it (any other statement that names it is error E202); statements with `*` or a processor "
+                       "kind (`Task * CPU;`, `SingleTaskMap CPU f;`) apply to it")
         if e.get("parent"):
             parent = e["parent"]
             at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else

@@ -1611,7 +1611,7 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         if line.get("verified") is False:  # the program's own check (its MAPPEROPT_RESULT line), no option's
             cause = "most likely the program or its arguments are the cause"
             fix = (f"its own check (its MAPPEROPT_RESULT line says \"verified\": false) reported "
-                   f"{reported_check(line)}: fix the program or its arguments, check it with {rerun}")
+                   f"{reported_check(reason)}: fix the program or its arguments, check it with {rerun}")
         elif UNREAD_OWN_CHECK in reason:
             cause = "most likely the program is the cause: its own check cannot be read"
             fix = ("make the program print `MAPPEROPT_RESULT` followed by one JSON object on the same line, whose "
@@ -2018,7 +2018,8 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             how += (f", but not shown to differ from the start, which maps as {label} does: {_versus_start(summary)}; "
                     "so the machine's noise or the DSL mapper's own cost")
         parts.append(throughput_ratio(c, label, how))
-    beat, them = " and ".join(beaten), "the start" if others == [start] else "the references"
+    beat = " and ".join(beaten)
+    them = "the start" if others == [start] else "the references" if len(others) > 1 else "the reference"
     # Too few executions for an interval: "no mapper beat" would read as measured slower, whatever the ratio.
     unshown = " and ".join(label for label, has in intervals.items() if not has)
     shown = " and ".join(label for label, has in intervals.items() if has)

@@ -2233,6 +2233,10 @@ def describe(summary: dict) -> list[str]:
     s, reference = summary.get("settings", {}), summary.get("reference", "expert")
     named = reference_name(reference, summary.get("own_mapper"))
     unit = summary.get("unit") or ""
+    # a time metric's times, as `run` and `tune` print them (`protocol.figure`): a score is still a ratio of
+    # throughputs, which for a time is the reference's time over the best's
+    ratio = (f"{named}'s time / its best program's time" if protocol.as_time(unit, 1) else
+             f"its best program's throughput / {named}'s")
     groups = summary.get("final_groups") or []
     runs = max((o["runs"] for o in summary.get("optimizers", {}).values()), default=s.get("repeats", "?"))
     low, high = s.get("executions", "?"), s.get("max_executions", "?")
@@ -2251,15 +2255,17 @@ def describe(summary: dict) -> list[str]:
              + ("measured, not calibrated (the program's arguments fix the work of an execution)" if "app" in s else
                 f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. " + _best_rule(low, high)
              + checked_by(summary.get("check_kinds") or {}),
-             (f"Score of a run: its best program's throughput / {named}'s "
-              f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
-              f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked or the best failed there."
+             (f"Score of a run (higher is better): {ratio}, both measured together at the end in "
+              f"{_rounds(summary['final_rounds'], 'interleaved')}, where {named} measured "
+              f"{protocol.figure(unit, summary.get('reference_throughput', 0))}; 0 when nothing worked or the best "
+              "failed there."
               if summary.get("final_rounds") and len(groups) < 2 else
-              f"Score of a run: its best program's throughput / {named}'s, both measured together at "
-              f"the end in {_rounds(summary['final_rounds'], 'interleaved')}, in {len(groups)} groups of runs each "
-              f"with its own measurement of {named} on the same cores (its throughput: median "
-              f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
-              f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked or the best failed there."
+              f"Score of a run (higher is better): {ratio}, both measured together at the end in "
+              f"{_rounds(summary['final_rounds'], 'interleaved')}, in {len(groups)} groups of runs, each with its "
+              f"own measurement of {named} on the same cores, where it measured "
+              f"{protocol.figure(unit, min(g['reference'] for g in groups), max(g['reference'] for g in groups))}, "
+              f"median {protocol.figure(unit, summary.get('reference_throughput', 0))}; 0 when nothing worked or the "
+              "best failed there."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
              + " Columns mean..best: over the runs' scores (std: the population standard deviation (divided by the "
              "number of runs, not one less); std n/a for a single run); failed "
@@ -2303,12 +2309,19 @@ def reference_drift(summary: dict) -> str | None:
     finals = [g["reference"] for g in groups if g.get("reference")]
     if not first or not any(max(f / first, first / f) > DRIFT for f in finals):
         return None
-    unit = f" {summary['unit']}" if summary.get("unit") else ""
+    unit = summary.get("unit") or ""
     both = " and ".join if len(finals) == 2 else ", ".join
     named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
-    return (f"{named[0].upper()}{named[1:]} measured {both(f'{f:.4g}' for f in finals)}{unit} in "
-            f"the final measurement, {both(f'{f / first:.2f}x' for f in finals)} its {first:.4g}{unit} before "
-            "tuning, which the curves divide by: the scores are the table's, not where the curves end.")
+    if protocol.as_time(unit, 1):  # a time metric: its times, as `run` and `tune` print them, and their ratios
+        measured = (f"took {both(protocol.figure(unit, f) for f in finals)} in the final measurement, "
+                    f"{both(f'{first / f:.2f}x' for f in finals)} the {protocol.figure(unit, first)} it took before "
+                    "tuning")
+    else:
+        unit = f" {unit}" if unit else ""
+        measured = (f"measured {both(f'{f:.4g}' for f in finals)}{unit} in the final measurement, "
+                    f"{both(f'{f / first:.2f}x' for f in finals)} its {first:.4g}{unit} before tuning")
+    return (f"{named[0].upper()}{named[1:]} {measured}, which the curves divide by: the scores are the table's, not "
+            "where the curves end.")
 
 
 def reference_noise(groups: list[dict], reference: str) -> dict | None:
@@ -2724,7 +2737,8 @@ def compare_figure(summary: dict):
     ax.set_xlabel("iteration")
     # The curves are tuning-time figures; the final scores come from one measurement of the best programs together
     # with the reference (their load may differ): each is divided by its own measurement of the reference.
-    ax.set_ylabel(f"throughput / {reference}'s")
+    ax.set_ylabel(f"{reference}'s time / time" if protocol.as_time(summary.get("unit") or "", 1)
+                  else f"throughput / {reference}'s")  # a time metric's ratio as the table's header says it
     size = summary.get("settings", {}).get("size")
     final = (f"final: best program / {reference}, measured together at the end (the table)"
              if summary.get("final_rounds") else

@@ -94,7 +94,8 @@ def test_the_table_scores_failures_zero(tmp_path):
     header = format_table(summary).split("\n\n")[0]
     for text in ("circuit at size small on 1 CPU processor(s) and 0 GPU(s) of a 2-core machine",
                  "load average 3.5 to 4.25", "3-7 executions of at least 0.5 s", "beyond the noise",
-                 "the expert mapper's (2 GFLOPS)", "5 interleaved rounds", "2 run(s) x 2 iterations"):
+                 "Score of a run (higher is better): its best program's throughput / the expert mapper's",
+                 "where the expert mapper measured 2 GFLOPS", "5 interleaved rounds", "2 run(s) x 2 iterations"):
         assert text in header, text
 
 

@@ -423,7 +423,7 @@ def test_single_executions_are_never_significant(tmp_path, monkeypatch):
     assert "significant" not in out.replace("not significant", ""), out
     line = commands.verdict(summary)
     # Not "no mapper beat": a newcomer reads that against 2.36x; with one execution nothing can be said to beat.
-    assert line == ("Verdict: no mapper can be said to beat the references without an interval (an interval takes "
+    assert line == ("Verdict: no mapper can be said to beat the reference without an interval (an interval takes "
                     "--final-rounds 3 or more); the best (iter-2) measured 2.36x the default mapper's throughput "
                     "(136 % faster, one execution each: no interval)."), line
     assert commands.best_mapper_line(summary, tmp_path / "best.dsl").startswith("Best mapper: iteration 2")
@@ -469,7 +469,7 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
             "a 90 % interval, which takes 3: how much of the figure is the machine's noise is unknown; measure again "
             "with a higher --final-rounds, for 3 executions or more each.") in out, out
     assert "Noisy measurement" not in out, out
-    assert commands.verdict(summary).startswith("Verdict: no mapper can be said to beat the references without an "
+    assert commands.verdict(summary).startswith("Verdict: no mapper can be said to beat the reference without an "
                                                 "interval"), commands.verdict(summary)
     # 3 and 5 rounds: the ratios, their intervals and verdicts of the statistics themselves, as before.
     for rounds in (3, 5):

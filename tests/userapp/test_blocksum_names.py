@@ -134,8 +134,12 @@ def test_explain_says_how_statements_reach_the_top_level_task(tmp_path, blocksum
     assert main(["explain", str(mapper), "--app", str(blocksum_exe)]) == 0
     out = capsys.readouterr().out
     section = out.split("\ntop_level (top-level task)\n", 1)[1].split("\n\n", 1)[0]
-    assert ("  a statement names it only in ControlReplicate (E202 elsewhere); `*` and kind selectors "
-            "(`Task * CPU;`, `SingleTaskMap CPU f;`) select it") in section, section
+    # in plain words: what the top-level task is, and which statements reach it (it read "names it only in
+    # ControlReplicate (E202 elsewhere)")
+    assert ("  the top-level task runs once, on the first processor (unless a `SingleTaskMap` of `*` or of its kind "
+            "places it), and launches the others; only a ControlReplicate statement may name it (any other statement "
+            "that names it is error E202); statements with `*` or a processor kind (`Task * CPU;`, "
+            "`SingleTaskMap CPU f;`) apply to it") in section, section
     code, out = check(capsys, tmp_path, "Task top_level CPU;\n", str(blocksum_exe))
     assert code == 1 and "error[E202]: task 'top_level' is the top-level task" in out, out
     code, out = check(capsys, tmp_path, "Task * CPU;\nControlReplicate top_level;\n", str(blocksum_exe))

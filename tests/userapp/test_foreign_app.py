@@ -897,7 +897,10 @@ def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp
         # the final measurement's notes name it too (they said "default, random-1 measured by a single execution")
         assert ("No spread estimate in the final measurement: the program's own mapper, random-1 measured by a "
                 "single execution each") in text, text
-        assert "Score of a run: its best program's throughput / the program's own mapper's (" in text, text
+        # the wall time, a time: the reference's time over the best's
+        assert ("Score of a run (higher is better): the program's own mapper's time / its best program's time, both "
+                "measured together at the end in 1 interleaved round, where the program's own mapper measured ") \
+            in text, text
         assert ("The reference is the program's own mapper ('first_cpu_mapper'), which maps it without a DSL "
                 "mapper, not Legion's default mapper.") in text, text
     assert summary["reference"] == "default" and summary["own_mapper"] == "first_cpu_mapper"
@@ -964,7 +967,8 @@ def test_a_run_without_a_dsl_mapper_whose_discovery_did_not_answer_claims_no_map
     for args, rc in ((["--timeout", "0.1"], 1), (["--once"], 0)):
         assert main(["run", "--app", str(path), *args, "--out", str(tmp_path / f"run{rc}")]) == rc
         printed = " ".join(capsys.readouterr().out.split())
-        assert "foreign with its own mapper or Legion's default (not discovered yet; size ci" in printed, printed
+        assert ("foreign with Legion's default mapper, or the program's own if it registers one (which one is not "
+                "known: the program has not been discovered; size ci") in printed, printed
         assert "with the default mapper" not in printed, printed
     # a discovery that found no mapper of the program's own: Legion's default mapper mapped it
     monkeypatch.setattr(userapp, "discover", lambda *args, **kwargs: {"app": "foreign"})

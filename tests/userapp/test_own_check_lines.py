@@ -120,7 +120,7 @@ def test_a_repeated_verified_is_unread_whatever_its_values(line, why):
 def test_only_the_lines_own_verified_counts_as_repeated():
     """A "verified" in a nested object (the check's details) is not the line's: no repeat, the line passes."""
     line = 'MAPPEROPT_RESULT {"check": {"verified": 1, "verified": 2}, "verified": true}'
-    assert own_check(line, "") == (None, None, None, True)
+    assert own_check(line, "") == (None, None, None, None, True)
 
 
 @pytest.mark.parametrize("gap", ["", "\\t", "  \\t "])
@@ -205,7 +205,7 @@ def test_a_false_check_on_standard_output_is_quoted_before_one_on_standard_error
     """The first failed line is the standard output's, then the standard error's."""
     check = own_check('MAPPEROPT_RESULT {"verified": false, "check": "out"}',
                       'MAPPEROPT_RESULT {"verified": false, "check": "err"}')
-    assert check == ({"verified": False, "check": "out"}, "line 1 of the standard output", None, False)
+    assert check == ({"verified": False, "check": "out"}, "line 1 of the standard output", '"out"', None, False)
     assert own_check("", 'x\nMAPPEROPT_RESULT {"verified": false}').failed_at == "line 2 of the standard error"
 
 
@@ -214,7 +214,7 @@ def test_realm_log_lines_on_standard_error_are_no_result_lines():
     tag is not a result line, nor is an mpirun tag of another form."""
     stderr = ('[0 - 7f3a2c1fe740]    0.000123 {3}{app}: MAPPEROPT_RESULT {"verified": false}\n'
               '[0 - 7f3a2c1fe740]    0.000200 {4}{runtime}: MAPPEROPT_RESULT\n')
-    assert own_check("", stderr) == (None, None, None, False)
+    assert own_check("", stderr) == (None, None, None, None, False)
 
 
 def test_a_legion_programs_failed_check_on_standard_error_fails_the_run(tmp_path):

@@ -79,11 +79,13 @@ def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
     assert (result.stage, feedback["category"], feedback["rule"]) == ("verify", "verification",
                                                                       "verification-app-own-check")
     stdout = (out_dir / "stdout.txt").read_text().split("\n")
-    (line,) = [n for n, text in enumerate(stdout, 1) if text.startswith("MAPPEROPT_RESULT ")]
+    ((line, printed),) = [(n, text) for n, text in enumerate(stdout, 1) if text.startswith("MAPPEROPT_RESULT ")]
+    check = printed[printed.index('"check": ') + len('"check": '):].removesuffix("}")  # its line's last field
+    assert check.startswith('{"kind": "reference", '), check
+    # the check as Circuit printed it (it was re-serialised, keys sorted); a long one is cut short
     assert feedback["explanation"].startswith(f'circuit ran, but its own correctness check failed (its '
                                               f'MAPPEROPT_RESULT line, line {line} of the standard output, says '
-                                              '"verified": false; exit status 2). It reported: {"kind": "reference", '
-                                              '"mismatch": "sum_voltage: got ')
+                                              f'"verified": false; exit status 2). It reported: {check[:80]}')
     # not discovered (no DSL mapper ran): whether the program registers a mapper of its own is unknown
     assert feedback["suggestion"].startswith("No DSL mapper ran, so the mapper is not the cause: the check fails "
                                              "under Legion's default mapper, or the program's own where it registers "
