@@ -2666,30 +2666,22 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
 
 def plot_compare(summary: dict, path: Path) -> None:
     """Writes `compare_figure(summary)` as a PNG to `path`."""
-    fig = compare_figure(summary)
-    import matplotlib.pyplot as plt  # after the figure chose its backend
-
-    fig.savefig(path)
-    plt.close(fig)
+    compare_figure(summary).savefig(path)
 
 
 def compare_figure(summary: dict):
     """The figure of normalised best-so-far throughput against iteration per optimizer: the mean over its runs as
     a line, the runs' minimum to maximum as a band; then, at "final", the table's scores (mean as a diamond, worst to
     best as a bar), which divide by the reference measured at the end, not before tuning as the curves do; the
-    reference mapper at 1.0 dashed. Returns a matplotlib Figure (Agg backend)."""
-    from mapperopt import interrupts
-
-    with interrupts.importing():
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import numpy as np
-
+    reference mapper at 1.0 dashed. Returns a matplotlib Figure (`figures.figure`)."""
+    from mapperopt.figures import figure
     from mapperopt.optimizer.store import clear_of_data
 
-    fig, ax = plt.subplots(figsize=(6.4, 5.2), dpi=100)
+    fig = figure(figsize=(6.4, 5.2), dpi=100)  # imports matplotlib, and with it numpy
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+
+    ax = fig.subplots()
     n = max((len(c) for runs in summary["curves"].values() for c in runs), default=0)
     final_x = n + 1
     spread = 0.8 / max(len(summary["curves"]), 1)  # the final markers side by side, not on top of each other
@@ -2715,7 +2707,7 @@ def compare_figure(summary: dict):
     reference = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))[4:]  # no "the "
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=f"{reference} (1.0)")
     scored = bool(summary.get("optimizers"))
-    ticks = [t for t in matplotlib.ticker.MaxNLocator(integer=True, nbins=8).tick_values(1, max(n, 1)) if 1 <= t <= n]
+    ticks = [t for t in MaxNLocator(integer=True, nbins=8).tick_values(1, max(n, 1)) if 1 <= t <= n]
     if scored:
         ax.plot([], [], "D", color="gray", label="final: the table's score (mean, worst to best)")
         ax.set_xticks([*ticks, final_x], [*(str(int(t)) for t in ticks), "final"])
