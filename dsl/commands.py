@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
@@ -283,9 +284,9 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
                  *(("--keep-app-mapper",) if keep_app_mapper else ()), *counts, *flags)
         keep = ["--keep-app-mapper"] if keep_app_mapper else []
         return target, dataclasses.replace(desc, given_as=given), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *counts, *flags])}`", \
+            f"`{toolchain.command('run', '--app', app_spec, *keep, '--size', size, *counts, *flags)}`", \
             None  # to paste
-    run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *counts, *flags])}`"
+    run_cmd = f"`{toolchain.command('run', bench, '--size', size, *counts, *flags)}`"
     if bench and counts:
         require_one_value(bench, app_args, cpus=cpus, gpus=gpus)
     if not bench or (size == "ci" and not app_args and (machine is None and not counts or bench not in COUNT_GRIDS)):
@@ -365,7 +366,8 @@ class DslFile(click.Path):
                 self.fail(f"'{value}' is a folder; {command} takes a DSL file, and it holds no .dsl file", param, ctx)
             if command == "fmt":
                 self.fail(f"'{value}' is a folder; fmt takes DSL files: its .dsl files are {named} (all of them: "
-                          f"`mapperopt fmt --check {folder / '*.dsl'}`, or --write)", param, ctx)
+                          f"`{toolchain.command('fmt', '--check')} {shlex.quote(str(folder))}/*.dsl`, or --write)",
+                          param, ctx)
             self.fail(f"'{value}' is a folder; {command} takes one DSL file: its .dsl files are {named}", param, ctx)
         return super().convert(value, param, ctx)
 
