@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mapperopt import toolchain
 from mapperopt.autoguide import capacity
 from mapperopt.autoguide import excerpt as X
 from mapperopt.autoguide.catalog import Catalog, Match, load_catalog
@@ -1265,7 +1266,7 @@ def suggested_run_command(result: RunResult, *options: str) -> str:
     words += options
     if settings.get("extra_args"):
         words += ["--", *settings["extra_args"]]
-    return shlex.join(["mapperopt", "run", *map(str, words)])  # every failure's texts have it: no value may stop them
+    return toolchain.command("run", *words)  # every failure's texts have it: no value may stop them
 
 
 def _profiled_command(result: RunResult) -> str:

@@ -46,9 +46,9 @@ def wrap_whole(text: str, width: int) -> str:
                      ).replace(keep, " ")
 
 
-# A command the text gives outside backquotes (`mapperopt tune ... --resume DIR`): its end is not known, so a line
-# that holds one is left whole.
-_BARE_COMMAND = re.compile(r"\bmapperopt [a-z]")
+# A command the text gives outside backquotes (`mapperopt tune ... --resume DIR`; mapperopt by a path, quoted where
+# the shell needs it: `toolchain.invoked_as`): its end is not known, so a line that holds one is left whole.
+_BARE_COMMAND = re.compile(r"\bmapperopt'? [a-z]")
 
 
 def wrap_prose(text: str, width: int) -> str:

@@ -944,12 +944,10 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
 def shares_figure(shares: list[tuple[str, float, bool]], card: str | None = None, pennant: bool = False):
     """One horizontal bar per (label, achieved / ceiling, has the 80 % target); the target dashed on the bars that
     have it; the card in the title; with `pennant`, a note that Pennant, which has no ceiling, is not drawn."""
-    import matplotlib
+    from mapperopt.figures import figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(shares) + 1.8), dpi=100)
+    fig = figure(figsize=(6.4, 0.3 * len(shares) + 1.8), dpi=100)
+    ax = fig.subplots()
     labels, values, targets = zip(*shares)
     ax.barh(range(len(shares)), values, color="tab:blue")
     ax.set_yticks(range(len(shares)), labels, fontsize="small")
@@ -972,11 +970,7 @@ def shares_figure(shares: list[tuple[str, float, bool]], card: str | None = None
 def _plot_shares(shares: list[tuple[str, float, bool]], path: Path, card: str | None = None,
                  pennant: bool = False) -> None:
     """`shares_figure` as a PNG at `path`."""
-    import matplotlib.pyplot as plt
-
-    fig = shares_figure(shares, card, pennant)
-    fig.savefig(path)
-    plt.close(fig)
+    shares_figure(shares, card, pennant).savefig(path)
 
 
 def _runs(units: dict, b: str, s: str, opt: str, iters: int, seeds: int) -> list[dict]:
@@ -2470,11 +2464,8 @@ def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None
     fig = tuning_figure(units, plan, b, s)
     if fig is None:
         return None
-    import matplotlib.pyplot as plt
-
     path = results / f"{b}-{s}.png"
     fig.savefig(path)
-    plt.close(fig)
     return path
 
 

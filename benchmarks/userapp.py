@@ -486,7 +486,8 @@ def _require_executable(exe: Path, where: str) -> None:
     executable are told apart."""
     if not exe.exists():
         raise MapperoptError(f"{where}: the executable {exe} does not exist",
-                             hint="build the program first (`mapperopt toolchain --help` prints the flags)")
+                             hint=f"build the program first (`{toolchain.command('toolchain', '--help')}` prints "
+                                  "the flags)")
     if not exe.is_file():
         raise MapperoptError(f"{where}: {exe} is {'a folder' if exe.is_dir() else 'not a regular file'}, not a program",
                              hint="name the program's executable itself")

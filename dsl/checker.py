@@ -19,6 +19,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TextIO
 
+from mapperopt import toolchain
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import MAX_ERRORS, Diagnostic, DslRuntimeError
@@ -1382,8 +1383,8 @@ class _Checker:
 
         if missing:
             these = "these tasks" if len(named) > 1 else "this task"
-            check = (f"if your runs do launch {these}, check with their flags after `--`: `mapperopt check "
-                     f"{shlex.quote(self.program.loc.file)} {given} {more}`")
+            check = (f"if your runs do launch {these}, check with their flags after `--`: "
+                     f"`{toolchain.command('check', self.program.loc.file)} {given} {more}`")
             meant_all = " and ".join(f"{meant(t).removeprefix('did you mean ').removesuffix('?')} for '{abridged(n)}'"
                                      for n, t in likely.items())
             self.add("E225", (f"none of the {len(named)} tasks this mapper names ran" if len(named) > 1 else
@@ -1428,8 +1429,8 @@ class _Checker:
                                          f"(`{app.discovered_as}`): this statement applies only to runs that launch it",
                                  ident.loc,
                                  ((meant(longer) if longer else None),
-                                  "if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} {given} {more}`"),
+                                  "if your runs launch it, check with their flags after `--`: "
+                                  f"`{toolchain.command('check', ident.loc.file)} {given} {more}`"),
                                  (f"tasks that ran: {listing}", *notes))
                         continue
                     self.add("E202", f"unknown task '{abridged(ident.name)}' (application '{app.app}')", ident.loc,

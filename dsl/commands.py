@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
@@ -283,9 +284,9 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
                  *(("--keep-app-mapper",) if keep_app_mapper else ()), *counts, *flags)
         keep = ["--keep-app-mapper"] if keep_app_mapper else []
         return target, dataclasses.replace(desc, given_as=given), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *counts, *flags])}`", \
+            f"`{toolchain.command('run', '--app', app_spec, *keep, '--size', size, *counts, *flags)}`", \
             None  # to paste
-    run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *counts, *flags])}`"
+    run_cmd = f"`{toolchain.command('run', bench, '--size', size, *counts, *flags)}`"
     if bench and counts:
         require_one_value(bench, app_args, cpus=cpus, gpus=gpus)
     if not bench or (size == "ci" and not app_args and (machine is None and not counts or bench not in COUNT_GRIDS)):
@@ -365,7 +366,8 @@ class DslFile(click.Path):
                 self.fail(f"'{value}' is a folder; {command} takes a DSL file, and it holds no .dsl file", param, ctx)
             if command == "fmt":
                 self.fail(f"'{value}' is a folder; fmt takes DSL files: its .dsl files are {named} (all of them: "
-                          f"`mapperopt fmt --check {folder / '*.dsl'}`, or --write)", param, ctx)
+                          f"`{toolchain.command('fmt', '--check')} {shlex.quote(str(folder))}/*.dsl`, or --write)",
+                          param, ctx)
             self.fail(f"'{value}' is a folder; {command} takes one DSL file: its .dsl files are {named}", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -972,15 +974,10 @@ TITLE_CHARS = 100  # characters of a placement figure's title line: well within 
 
 def _save_png(entries: list[dict], machine: MachineDescription, path: str) -> list[str]:
     """`_placement_figure` written to the PNG file `path`; returns the launches drawn, e.g. `task_4 (2x2x2)`."""
-    import matplotlib.pyplot as plt
-
-    fig = _placement_figure(entries, machine)
     try:
-        fig.savefig(path, dpi=120)
+        _placement_figure(entries, machine).savefig(path, dpi=120)
     except OSError as exc:
         raise cannot_write(path, exc) from None
-    finally:
-        plt.close(fig)
     return [f"{e['task']} ({'x'.join(map(str, e['domain']))})" for e in _drawn(entries)]
 
 
@@ -1005,13 +1002,8 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
     processor; a point placed on a processor set is hatched, uncolored, and labelled with the set (`_set_label`).
     The axes are the point's coordinates, whole numbers; a launch of 3 or more dimensions has one row per value of
     all its coordinates but the last (row `0,1` of a 2x2x2 launch: points (0,1,0) and (0,1,1)). Raises
-    MapperoptError without an index launch."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.ticker import MaxNLocator
+    MapperoptError without an index launch (`figures.figure`)."""
+    from mapperopt.figures import figure
 
     grids = _drawn(entries)
     if not grids:
@@ -1019,9 +1011,14 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
     per_node = {k: max(machine.count(k, 0), 1) for k in ("CPU", "GPU", "IO", "PY", "OMP")}
     titles = [_grid_title(e) for e in grids]
     # each title line past the first takes room from its grid: the figure grows by it
-    fig, axes = plt.subplots(len(grids), 1, figsize=(8, 1.2 + sum(1.6 + 0.16 * t.count("\n") for t in titles)),
-                             squeeze=False)
-    cmap = plt.get_cmap("tab20")
+    fig = figure(figsize=(8, 1.2 + sum(1.6 + 0.16 * t.count("\n") for t in titles)))
+    import matplotlib  # imported by `figure`, as numpy is
+    import numpy as np
+    from matplotlib.patches import Rectangle
+    from matplotlib.ticker import MaxNLocator
+
+    axes = fig.subplots(len(grids), 1, squeeze=False)
+    cmap = matplotlib.colormaps["tab20"]
     for ax, e, title in zip(axes[:, 0], grids, titles):
         dims = e["domain"]
         rows = dims[:-1]  # the coordinates but the last, as one row index: 1-D launches have one row
@@ -1031,7 +1028,7 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
             at = (int(np.ravel_multi_index(point[:-1], rows)) if rows else 0, point[-1])
             if isinstance(rec, dict) and "set" in rec:
                 label = _set_label(rec["set"], machine)
-                ax.add_patch(plt.Rectangle((at[1] - 0.5, at[0] - 0.5), 1, 1, fill=False, hatch="//", lw=0))
+                ax.add_patch(Rectangle((at[1] - 0.5, at[0] - 0.5), 1, 1, fill=False, hatch="//", lw=0))
             elif isinstance(rec, dict) and rec.get("default_proc", rec["proc"])["node"] is not None:
                 p = rec.get("default_proc", rec["proc"])
                 if p["index"] is not None:  # a default-placed CPU point has its node only: uncolored

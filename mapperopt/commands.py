@@ -103,8 +103,8 @@ def _sizes_note(flags: list[str], gpus: int | None) -> str:
     kinds, names = ", ".join(SIZE_FLAGS[f] for f in unset), ", ".join(unset)
     default = (f"; {kinds} at Legion's default size{'s' * (len(unset) > 1)} (no {names} given)" if unset else "")
     return (f"Legion flags: {' '.join(flags)}{default}. A benchmark's run asks for its size's memory sizes (run's "
-            "--csize, --fsize and --zsize change them): `mapperopt check FILE --bench NAME` names the machine that "
-            "run sees.")
+            f"--csize, --fsize and --zsize change them): `{toolchain.invoked_as()} check FILE --bench NAME` names the "
+            "machine that run sees.")
 
 
 @click.command(cls=ListsBenchmarks)
@@ -123,7 +123,7 @@ def build(benches, cuda):
         # (--cuda on refuses it) the GEMMs' GPU leaf calls cuBLAS: without it they get no CUDA variant
         if name in LAYERS and cuda == "auto" and toolchain.cuda_enabled(cuda) and toolchain.find_cublas() is None:
             click.echo(f"note: {name}: built without CUDA variants: the CUDA toolkit of {toolchain.nvcc()} has no "
-                       "cuBLAS (`mapperopt doctor`)", err=True)
+                       f"cuBLAS (`{toolchain.command('doctor')}`)", err=True)
 
 
 @dataclass
@@ -246,7 +246,7 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
                                 "and `compare` of a benchmark on CPUs every core less the utility processor's)"))
         except MapperoptError as exc:
             checks.append(Check("Legion run (probe)", False, exc.message.splitlines()[0],
-                                "run `mapperopt machine` to see the full error", present=True))
+                                f"run `{toolchain.command('machine')}` to see the full error", present=True))
     checks.append(llm_check())
     return checks
 
@@ -341,7 +341,8 @@ def cmake_snippet(legion: toolchain.Legion) -> str:
     options = " ".join(f'"{flag}"' for flag in libs if flag.startswith("-Wl,"))
     return "\n".join([
         "# The Legion that mapperopt uses (from `mapperopt toolchain --cmake`). Save it beside your CMakeLists.txt",
-        "# (`mapperopt toolchain --cmake > mapperopt.cmake`; again after reinstalling mapperopt) and, after project():",
+        f"# (`{toolchain.command('toolchain', '--cmake')} > mapperopt.cmake`; again after reinstalling mapperopt) and, "
+        "after project():",
         "#   include(mapperopt.cmake)",
         "#   target_link_libraries(my_app PRIVATE mapperopt::legion)",
         *([f"#   to run the program: {toolchain.env_eval()} first (it puts the libcuda.so.1 stand-in "

@@ -176,13 +176,19 @@ def invoked_as() -> str:
     return shlex.quote(str(started.absolute()))
 
 
+def command(*words: object) -> str:
+    """The command line `mapperopt WORDS...` to print for a user to paste into a shell: mapperopt named as
+    `invoked_as` says, each word (its `str`) shell-quoted."""
+    return " ".join([invoked_as(), *(shlex.quote(str(w)) for w in words)])
+
+
 def env_eval() -> str:
     """`eval "$(mapperopt toolchain --env)"`, the shell command that sets the environment for running a program by
     hand, as printed commands give it: mapperopt named as `invoked_as` says, with this process's MAPPEROPT_CACHE
     where it is set, so that the LD_PRELOAD shim it builds is in the cache of the mapper library a command names."""
     cache = f"{CACHE_ENV}={shlex.quote(str(Path(os.environ[CACHE_ENV]).absolute()))} " \
         if os.environ.get(CACHE_ENV) else ""
-    return f'eval "$({cache}{invoked_as()} toolchain --env)"'
+    return f'eval "$({cache}{command("toolchain", "--env")})"'
 
 
 def cache_dir() -> Path:

@@ -19,6 +19,7 @@ from typing import Any, Iterator, Sequence
 import click
 from click.core import ParameterSource
 
+from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
@@ -129,7 +130,7 @@ def _parse_start(path: str, text: str, check_with: Sequence[str]) -> Any:
 
 def _fix_start(path: str, check_with: Sequence[str]) -> str:
     """The hint for a start file with errors, naming the `check` command (`check_options`) that checks it alone."""
-    return (f"fix the file and run the command again; `{shlex.join(['mapperopt', 'check', path, *check_with])}` "
+    return (f"fix the file and run the command again; `{toolchain.command('check', path, *check_with)}` "
             "checks it alone")
 
 
@@ -382,8 +383,7 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
         if path.is_file() else {}
 
     def extend(comparison: Any) -> str:
-        command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
-                                                                                    if iters else [])])
+        command = toolchain.command("compare", "--resume", str(comparison), *(["--iters", str(iters)] if iters else []))
         return f"extend it with `{command}`" + ("" if iters else " and a larger --iters")
 
     if settings.get("schema") == SCHEMA:
@@ -414,7 +414,7 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
     """
     from mapperopt.benchmarks.userapp import UserApp, identity, identity_differences
 
-    again = shlex.join(["mapperopt", "tune", "--resume", str(root), *(["--iters", str(iters)] if iters else [])])
+    again = toolchain.command("tune", "--resume", str(root), *(["--iters", str(iters)] if iters else []))
     hint = (f"to continue it with its own program and settings: {again}; without --resume, this command tunes in "
             "a folder of its own")
     if settings.get("app") != str(bench):
@@ -552,9 +552,9 @@ def stale_warning(bench: Any, i: int, unmapped: str, root: Path) -> str:
            "its description was discovered from an earlier build")
     mapper = next((p for p in (root / "best.dsl", root / f"iter-{i:03d}" / "mapper.dsl") if p.exists()),
                   root / "best.dsl")
+    again = toolchain.command("check", mapper, *spec_words(bench), "--rediscover")
     return (f"in iteration {i}, {unmapped}, a task that the program's description (its discovery) has: the program "
-            f"changed since it was discovered ({why}). Discover it again (`mapperopt check {shlex.quote(str(mapper))} "
-            f"{shlex.join(spec_words(bench))} --rediscover`) and tune it with --new.")
+            f"changed since it was discovered ({why}). Discover it again (`{again}`) and tune it with --new.")
 
 
 def _rounds_span(first: int, last: int) -> str:
@@ -727,21 +727,19 @@ def _afresh(bench: Any, found: Path, settings: dict, iters: int | None, final_ro
     start = start.get("file") if isinstance(start, dict) else start
     size = settings["size"]
     extra = settings.get("app_args") or request.get("app_args") or []
-    return shlex.join(["mapperopt", "tune", *(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)]),
-                       *option_words(("--size", size, "ci"), ("--optimizer", settings.get("optimizer"), None),
-                                     *((f"--{k}", request.get(k), None) for k in ("cpus", "gpus", "csize", "fsize",
-                                                                                   "zsize")),
-                                     ("--repeats", request.get("repeats"), protocol.MIN_REPEATS),
-                                     ("--max-repeats", request.get("max_repeats"), protocol.MAX_REPEATS),
-                                     ("--min-time", request.get("min_time_s"), None),
-                                     ("--timeout", request.get("timeout_s"), None), ("--seed", request.get("seed"), 0),
-                                     ("--start", start, "default"),
-                                     ("--baseline", request.get("baseline"),
-                                      "default" if isinstance(bench, UserApp) else "both"),
-                                     ("--feedback-level", request.get("feedback_level"), "suggest"),
-                                     ("--final-rounds", final_rounds, FINAL_ROUNDS),
-                                     ("--runs-dir", str(found.parent.parent), "runs")),
-                       "--new", "--iters", str(iters or settings["iters"]), *(["--", *extra] if extra else [])])
+    options = option_words(("--size", size, "ci"), ("--optimizer", settings.get("optimizer"), None),
+                           *((f"--{k}", request.get(k), None) for k in ("cpus", "gpus", "csize", "fsize", "zsize")),
+                           ("--repeats", request.get("repeats"), protocol.MIN_REPEATS),
+                           ("--max-repeats", request.get("max_repeats"), protocol.MAX_REPEATS),
+                           ("--min-time", request.get("min_time_s"), None),
+                           ("--timeout", request.get("timeout_s"), None), ("--seed", request.get("seed"), 0),
+                           ("--start", start, "default"),
+                           ("--baseline", request.get("baseline"), "default" if isinstance(bench, UserApp) else "both"),
+                           ("--feedback-level", request.get("feedback_level"), "suggest"),
+                           ("--final-rounds", final_rounds, FINAL_ROUNDS),
+                           ("--runs-dir", str(found.parent.parent), "runs"))
+    return toolchain.command("tune", *(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)]), *options,
+                             "--new", "--iters", str(iters or settings["iters"]), *(["--", *extra] if extra else []))
 
 
 def _set_up(store: TuneStore) -> bool:
@@ -1162,7 +1160,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
                 "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
         def resume_line(root: Path) -> str:
-            return shlex.join(["mapperopt", "tune", "--resume", str(root), *(["--iters", str(iters)] if iters else [])])
+            return toolchain.command("tune", "--resume", str(root), *(["--iters", str(iters)] if iters else []))
 
         try:
             require_start_file(start, check_options(bench, size, app_args))
@@ -1181,8 +1179,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           f"{start} (the file was edited since); it is left alone, and this command tunes in {{}}. "
                           f"To continue that one (from its own copy of the start program): {resume_line(root)}")
         if not new and found is None and (other := _other_unfinished(runs_dir, bench, request, iters)):
-            again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
-                                                                                  else [])])
+            again = toolchain.command("tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters else []))
             other_note = (f"Note: {other[0]} holds {_tuning_state(other[0], bench)} with other settings "
                           f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
                           f"{_how_to_continue(other[0], iters, bench)}: {again}")
@@ -1222,7 +1219,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 if click.get_current_context().get_parameter_source("final_rounds") is not ParameterSource.DEFAULT:
                     console.print(f"Note: --final-rounds {final_rounds}: ignored; the final comparison of a finished "
                                   "run is not measured again (with a larger --iters it is, in this many rounds).")
-                again = shlex.join(["mapperopt", "tune", "--resume", str(found), "--iters", str(done + 10)])
+                again = toolchain.command("tune", "--resume", str(found), "--iters", str(done + 10))
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
                               f"extend it, give a larger --iters, e.g. {again}", markup=False)
                 return
@@ -1400,8 +1397,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
              and optimizer_spec(settings["optimizer"]).needs_model
              for word in (p.opts[0], f"{ctx.params[p.name]:g}" if isinstance(ctx.params[p.name], float) else
                           str(ctx.params[p.name]))]
-    again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds,
-                        *model])
+    again = toolchain.command("tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds, *model)
     # With --new the same command would start yet another run: only --resume continues this one.
     lead = "To continue:" if new and resume_dir is None else "The same command continues; or:"
     to_continue = f"{lead} {again}"
@@ -1593,8 +1589,8 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         result = {}
     settings = result.get("settings") or {}
     app_options = settings.get("app_options") or ""
-    run = f"`mapperopt run {shlex.join(_run_words(app_options, store.settings))}`" if app_options \
-        else "`mapperopt run --app ...` (no --mapper)"
+    run = f"`{toolchain.command('run', *_run_words(app_options, store.settings))}`" if app_options \
+        else f"`{toolchain.invoked_as()} run --app ...` (no --mapper)"
     always = "and every iteration from the default start would fail the same way"
     memory = _size_advice(path) if stage == "run" and reason.startswith(_CRASHED) else None
     if memory:  # a memory too small for the program: the option that raises it, as `run` and discovery say
@@ -1687,10 +1683,10 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
         named = "the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper"
         app_options = (default.get("settings") or {}).get("app_options")
         try:  # a program: as the tune was asked to run it (as `_default_fails_everywhere` says); a benchmark: as it ran
-            run = f"`mapperopt run {shlex.join(_run_words(app_options, store.settings))}`" if app_options \
+            run = f"`{toolchain.command('run', *_run_words(app_options, store.settings))}`" if app_options \
                 else f"`{without_mapper_command(RunResult.from_json(default))}`"
         except (KeyError, TypeError, ValueError):
-            run = "`mapperopt run` with the same program and no --mapper"
+            run = f"`{toolchain.command('run')}` with the same program and no --mapper"
         return MapperoptError(f"no iteration produced a working mapper, and {named} failed at stage "
                               f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
@@ -2334,7 +2330,7 @@ def run_command(program: list[str], mapper: Path, request: dict) -> str:
     or `--app` and its options: `spec_words`) as `request` (size, processors, memories, timeout, app_args) asked."""
     words = _run_words(shlex.join(program), {"request": request})
     at = words.index("--") if "--" in words else len(words)
-    return shlex.join(["mapperopt", "run", *words[:at], "--mapper", str(mapper), *words[at:]])
+    return toolchain.command("run", *words[:at], "--mapper", str(mapper), *words[at:])
 
 
 def best_run_command(bench: Any, settings: dict, mapper: Path) -> str:

@@ -66,6 +66,7 @@ from typing import Any, Callable, NoReturn
 import click
 from click.core import ParameterSource
 
+from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
@@ -711,19 +712,17 @@ def _afresh(bench: str | UserApp, folder: Path, opts: dict, optimizers: list[str
     text is left out."""
     start = opts["start"] if opts["start"] in ("default", "random") or Path(opts["start"]).is_file() else None
     extra = list(opts["app_args"])
-    return shlex.join(["mapperopt", "compare", *(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)]),
-                       "--optimizers", ",".join(optimizers), "--iters", str(opts["iters"]), "--runs",
-                       str(opts["repeats"]),
-                       *option_words(("--size", opts["size"], "ci"), ("--seed", opts["seed"], 0),
-                                     ("--start", start, "random"),
-                                     *((f"--{k}", opts["memory"].get(k), None) for k in ("csize", "fsize", "zsize")),
-                                     ("--repeats", opts["executions"], protocol.MIN_REPEATS),
-                                     ("--max-repeats", opts["max_executions"], protocol.MAX_REPEATS),
-                                     ("--timeout", opts["timeout_s"], None),
-                                     ("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
-                                     ("--runs-dir", str(opts["runs_dir"]), "runs"), ("--jobs", opts.get("jobs"), 1),
-                                     ("--cpus-per-job", opts.get("cpus_per_job"), None)),
-                       "--new", *(["--", *extra] if extra else [])])
+    options = option_words(("--size", opts["size"], "ci"), ("--seed", opts["seed"], 0), ("--start", start, "random"),
+                           *((f"--{k}", opts["memory"].get(k), None) for k in ("csize", "fsize", "zsize")),
+                           ("--repeats", opts["executions"], protocol.MIN_REPEATS),
+                           ("--max-repeats", opts["max_executions"], protocol.MAX_REPEATS),
+                           ("--timeout", opts["timeout_s"], None),
+                           ("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
+                           ("--runs-dir", str(opts["runs_dir"]), "runs"), ("--jobs", opts.get("jobs"), 1),
+                           ("--cpus-per-job", opts.get("cpus_per_job"), None))
+    return toolchain.command("compare", *(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)]),
+                             "--optimizers", ",".join(optimizers), "--iters", str(opts["iters"]), "--runs",
+                             str(opts["repeats"]), *options, "--new", *(["--", *extra] if extra else []))
 
 
 def _resume_command(bench: str | UserApp, folder: Path, opts: dict) -> str:
@@ -732,13 +731,13 @@ def _resume_command(bench: str | UserApp, folder: Path, opts: dict) -> str:
     cannot run by itself."""
     app = isinstance(bench, UserApp)
     extra = list(opts["app_args"]) if app else []
-    return shlex.join(["mapperopt", "compare", *(spec_words(bench) if app else []), "--resume", str(folder),
-                       "--optimizers", ",".join(opts["optimizers"]), "--runs", str(opts["repeats"]),
-                       "--iters", str(opts["iters"]),
-                       *option_words(("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
-                                     ("--jobs", opts.get("jobs"), 1),
-                                     ("--cpus-per-job", opts.get("cpus_per_job"), None)),
-                       *(["--", *extra] if extra else [])])
+    return toolchain.command("compare", *(spec_words(bench) if app else []), "--resume", str(folder),
+                             "--optimizers", ",".join(opts["optimizers"]), "--runs", str(opts["repeats"]),
+                             "--iters", str(opts["iters"]),
+                             *option_words(("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
+                                           ("--jobs", opts.get("jobs"), 1),
+                                           ("--cpus-per-job", opts.get("cpus_per_job"), None)),
+                             *(["--", *extra] if extra else []))
 
 
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
@@ -859,9 +858,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         notices.append(f"Note: {other} holds a comparison of {', '.join(reported)}"
                        + (f" ({_iterations(made)})" if isinstance(made, int) else "")
                        + ", which this command leaves out: it is kept as it is, and this one is made in a new "
-                       "folder. " + shlex.join(["mapperopt", "compare", "--resume", str(other),  # a program of yours:
-                                                *(spec_words(bench) if isinstance(bench, UserApp) else []),  # named
-                                                "--optimizers", ",".join([*reported, *added])])
+                       "folder. " + toolchain.command("compare", "--resume", str(other),  # a program of yours: named
+                                                      *(spec_words(bench) if isinstance(bench, UserApp) else []),
+                                                      "--optimizers", ",".join([*reported, *added]))
                        + f" adds {', '.join(added)} to it.")
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
         stored = _folder_file(folder / "settings.json")
@@ -1638,7 +1637,7 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
                                  hint=f"compare normalises every throughput to the {name} mapper's; " + (
                                      f"it ran past --timeout {evaluator.timeout_s:g}: give a larger --timeout, or "
                                      "leave it out" if late else
-                                     f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
+                                     f"check `{toolchain.command('run', *program, '--mapper', name, *flags)}`"))
         throughput, run = measured[name], read_json(result, hint=_DAMAGED, fields=RESULT_FIELDS) \
             if result.exists() else {}
     # Now what an execution costs besides its measured time is known: a --timeout without room for it is refused
@@ -2679,30 +2678,22 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
 
 def plot_compare(summary: dict, path: Path) -> None:
     """Writes `compare_figure(summary)` as a PNG to `path`."""
-    fig = compare_figure(summary)
-    import matplotlib.pyplot as plt  # after the figure chose its backend
-
-    fig.savefig(path)
-    plt.close(fig)
+    compare_figure(summary).savefig(path)
 
 
 def compare_figure(summary: dict):
     """The figure of normalised best-so-far throughput against iteration per optimizer: the mean over its runs as
     a line, the runs' minimum to maximum as a band; then, at "final", the table's scores (mean as a diamond, worst to
     best as a bar), which divide by the reference measured at the end, not before tuning as the curves do; the
-    reference mapper at 1.0 dashed. Returns a matplotlib Figure (Agg backend)."""
-    from mapperopt import interrupts
-
-    with interrupts.importing():
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import numpy as np
-
+    reference mapper at 1.0 dashed. Returns a matplotlib Figure (`figures.figure`)."""
+    from mapperopt.figures import figure
     from mapperopt.optimizer.store import clear_of_data
 
-    fig, ax = plt.subplots(figsize=(6.4, 5.2), dpi=100)
+    fig = figure(figsize=(6.4, 5.2), dpi=100)  # imports matplotlib, and with it numpy
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+
+    ax = fig.subplots()
     n = max((len(c) for runs in summary["curves"].values() for c in runs), default=0)
     final_x = n + 1
     spread = 0.8 / max(len(summary["curves"]), 1)  # the final markers side by side, not on top of each other
@@ -2728,7 +2719,7 @@ def compare_figure(summary: dict):
     reference = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))[4:]  # no "the "
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=f"{reference} (1.0)")
     scored = bool(summary.get("optimizers"))
-    ticks = [t for t in matplotlib.ticker.MaxNLocator(integer=True, nbins=8).tick_values(1, max(n, 1)) if 1 <= t <= n]
+    ticks = [t for t in MaxNLocator(integer=True, nbins=8).tick_values(1, max(n, 1)) if 1 <= t <= n]
     if scored:
         ax.plot([], [], "D", color="gray", label="final: the table's score (mean, worst to best)")
         ax.set_xticks([*ticks, final_x], [*(str(int(t)) for t in ticks), "final"])

@@ -1033,12 +1033,8 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
                   final: dict | None = None, iterations: int | None = None,
                   rebuilt: dict[int, str] | None = None) -> None:
     """Writes `progress_figure(...)` as a PNG to `path`, whole or not at all (`write_atomically`)."""
-    fig = progress_figure(records, title, baselines, final_pick, final, iterations, rebuilt)
-    import matplotlib.pyplot as plt  # after the figure chose its backend
-
     png = io.BytesIO()
-    fig.savefig(png, format="png")
-    plt.close(fig)
+    progress_figure(records, title, baselines, final_pick, final, iterations, rebuilt).savefig(png, format="png")
     write_atomically(path, png.getvalue())
 
 
@@ -1054,17 +1050,12 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     measured at another iteration count than the run's calibrated `iterations` (`recalibrated`) is a hollow point
     with its own legend entry: its figure does not compare with the others; so is one that ran while the program
     was rebuilt (`rebuilt`: `rebuilt_iterations`), which may have measured either build. Returns a
-    matplotlib Figure (Agg backend, imported here because it costs about a second)."""
-    from mapperopt import interrupts
+    matplotlib Figure (`figures.figure`: matplotlib is imported here because it costs about a second)."""
     from mapperopt.benchmarks.protocol import CONFIDENCE, MIN_INTERVAL_VALUES, Comparison
+    from mapperopt.figures import figure
 
-    with interrupts.importing():
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
+    fig = figure(figsize=(6.4, 4.8), dpi=100)
+    ax = fig.subplots()
     iters = [r.iter for r in records]
     ax.step(iters, [r.best_throughput for r in records], where="post", color="tab:blue", label="best so far")
     rebuilt = rebuilt or {}

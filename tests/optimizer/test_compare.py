@@ -53,6 +53,29 @@ def test_a_model_steps_progress_line_says_what_became_of_its_answer():
     assert progress_line("guided #1", guided, 3).endswith("(iter 1)  neighbour: kinds/x")
 
 
+def test_the_plots_leave_no_figure_of_pyplots_open(tmp_path):
+    """pyplot kept every figure a plot made until it was closed: one that a caller only reads (the GPU evaluation's
+    plots, the tests) or whose file could not be written stayed open for the whole process, and past 20 matplotlib
+    warned "More than 20 figures have been opened". The plots are drawn whole, and none is left open."""
+    import matplotlib.pyplot as plt
+
+    from mapperopt.benchmarks.evaluate import shares_figure
+    from mapperopt.optimizer.compare import plot_compare
+    from mapperopt.optimizer.store import plot_progress, progress_figure
+
+    open_before = plt.get_fignums()
+    runs = [RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), r2 := record(2, 3.0, 3.0)], r2, 3.0, Path("a-1"))]
+    summary = summarize(runs, expert=2.0)
+    assert [line.get_label() for line in compare_figure(summary).axes[0].get_lines()][0] == "a (mean of 1)"
+    assert len(progress_figure(runs[0].records).axes[0].collections) == 1  # the iterations' points
+    assert len(shares_figure([("stencil gpu expert", 0.89, True)], "H100").axes[0].patches) == 1  # its bar
+    plot_progress(runs[0].records, tmp_path / "progress.png")
+    assert (tmp_path / "progress.png").read_bytes().startswith(b"\x89PNG")
+    with pytest.raises(FileNotFoundError):  # its folder is gone
+        plot_compare(summary, tmp_path / "gone" / "compare.png")
+    assert plt.get_fignums() == open_before
+
+
 def test_the_table_scores_failures_zero(tmp_path):
     runs = [
         RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), r2 := record(2, 3.0, 3.0)], r2, 3.0, Path("a-1")),

@@ -4,6 +4,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -677,3 +678,24 @@ def test_doctor_follows_the_terminal_width_and_stays_readable_at_80_columns(monk
     assert "to use a model, set MAPPEROPT_LLM_BASE_URL or MAPPEROPT_LLM_MODEL" in text, "\n".join(narrow)
     wide = doctor("200")
     assert 80 < max(len(line) for line in wide) <= 200, "\n".join(wide)
+
+
+def test_a_printed_command_of_an_unactivated_mapperopt_names_it_by_its_path_and_runs(tmp_path):
+    """`.venv/bin/mapperopt tune ...` in a shell whose PATH lacks the virtual environment: the command its error
+    gives to paste said `mapperopt check ...`, which that shell answers "mapperopt: command not found" (exit status
+    127). It names this mapperopt by its absolute path, and pasted there it runs: the check of the start file."""
+    exe = Path(sys.executable).with_name("mapperopt")
+    bare = ":".join(p for p in os.environ["PATH"].split(":") if p and Path(p).resolve() != exe.parent.resolve())
+    env = {**os.environ, "PATH": bare}
+    start = tmp_path / "my start.dsl"  # a space: the path is quoted in the command
+    start.write_text("Task * CPU\n")  # E105: no `;`
+    done = subprocess.run([str(exe), "tune", "circuit", "--iters", "1", "--start", str(start)], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stderr
+    command = re.search(r"`([^`]*)` checks it alone", " ".join(done.stderr.split()))[1]
+    assert command.startswith(f"{shlex.quote(str(exe))} check "), command
+    pasted = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=300)
+    assert pasted.returncode == 1, (command, pasted.stderr)  # check's status for an error in the file, not 127
+    assert "error[E105]" in pasted.stdout + pasted.stderr and f"{start}: 1 error(s)" in pasted.stdout + pasted.stderr, \
+        (command, pasted.stdout, pasted.stderr)
