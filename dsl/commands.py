@@ -74,18 +74,20 @@ def summary_line(path: str, diags) -> str:
     return f"\n{path}: {errors}, {count['warning']:,} warning(s){notes}"
 
 
-def echo_printed(printed: str, what: str) -> None:
-    """The lines the mapper's `print` statements wrote during `what` (an evaluation), on stderr under a header, the
-    first MAX_PRINTED of them; nothing when it printed none."""
+def echo_printed(printed: str, what: str,
+                 source: str = "load phase, then each task's launch points; a run prints them to stderr",
+                 rest: str = "") -> None:
+    """The lines the mapper's `print` statements wrote during `what` (an evaluation, or a run), on stderr under a
+    header that says `source` (where they come from), the first MAX_PRINTED of them, then how many more there are
+    and `rest` (where they are, e.g. " in FILE"); nothing when it printed none."""
     lines = printed.splitlines()
     if not lines:
         return
-    click.echo(f"print output of {what}, {len(lines):,} line(s) (load phase, then each task's launch points; a run "
-               "prints them to stderr):", err=True)
+    click.echo(f"print output of {what}, {len(lines):,} line(s) ({source}):", err=True)
     for line in lines[:MAX_PRINTED]:
         click.echo(f"  {line}", err=True)
     if len(lines) > MAX_PRINTED:
-        click.echo(f"  ... {len(lines) - MAX_PRINTED:,} more line(s)", err=True)
+        click.echo(f"  ... {len(lines) - MAX_PRINTED:,} more line(s){rest}", err=True)
 
 
 def syntax_error_summary(path: str) -> str:
