@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import math
+import re
 import shlex
 import textwrap
 from importlib import resources
@@ -495,6 +496,14 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args, tim
             ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
 
+def _line_break(text: str) -> str:
+    """The line break of the DSL text `text` as its first line has it: "\\r\\n" (Windows), "\\r" (old Mac) or
+    "\\n" (also for a text of one line), which `fmt` keeps: a checkout that converts line endings (git's autocrlf)
+    stays formatted."""
+    end = re.search(r"\r\n?|\n", text)
+    return end.group() if end else "\n"
+
+
 @click.command()
 @click.argument("files", metavar="FILE...", nargs=-1, required=True, type=DslFile())
 @click.option("--write", is_flag=True, help="Rewrite each FILE in place instead of printing.")
@@ -515,7 +524,7 @@ def fmt(files, write, check):
     for file in files:
         with _exit_status(2) if check else contextlib.nullcontext():
             text = _read_source_or_exit(file)
-            formatted = format_program(_parse_or_exit(text, file))
+            formatted = format_program(_parse_or_exit(text, file)).replace("\n", _line_break(text))
         if not (write or check):
             click.echo(formatted, nl=False)
         elif formatted != text:
