@@ -18,7 +18,8 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, larger_size, load_config,
                                       require_one_value)
-from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
+from mapperopt.benchmarks.harness import (PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, printed_lines,
+                                          run_benchmark)
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, dsl_mapper_hint,
                                           output_checked, read_app_file, relative_paths_note, run_notes,
                                           wrapped_programs)
@@ -571,6 +572,26 @@ def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[
         yield lambda known: name.__setitem__(0, known)
 
 
+def _echo_mapper_prints(result: RunResult) -> None:
+    """The lines that the DSL mapper's print statements wrote in the run's first execution that printed any, on
+    stderr as `check` shows those of its static evaluation, naming the file that holds them all (the program's
+    stderr, kept in the run folder, where the runtime writes them among Legion's lines)."""
+    from mapperopt.dsl.commands import echo_printed
+
+    if not result.dsl or not result.run_dir:
+        return
+    for attempt in result.attempts:
+        file = Path(result.run_dir) / attempt.stderr
+        if not attempt.stderr or not file.is_file():
+            continue
+        lines = printed_lines(result.dsl, file.read_text(errors="replace"))
+        if lines:
+            several = (f"; each of the {len(result.attempts)} executions has its own stderr file"
+                       if len(result.attempts) > 1 else "")
+            echo_printed("\n".join(lines), "the mapper", f"from the program's stderr, {file}{several}", f" in {file}")
+            return
+
+
 @click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--mapper", default="default", show_default=True, metavar="default|expert|FILE",
@@ -672,6 +693,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
     if warnings.is_file():  # on stderr: with --json, stdout is the result alone
         click.echo(wrap_diagnostics(warnings.read_text()), err=True, nl=False)
+    _echo_mapper_prints(result)
     from mapperopt.optimizer.measured_at import measured_elsewhere
 
     elsewhere = measured_elsewhere(bench, mapper, result)  # a mapper that a tuning or comparison measured

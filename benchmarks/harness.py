@@ -37,7 +37,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from mapperopt.dsl.parser import read_source
+from mapperopt.dsl import ast as A
+from mapperopt.dsl.errors import DslSyntaxError
+from mapperopt.dsl.parser import parse, read_source
 from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import (_app_args, _override_flags, absolute_paths, build_app, describe_app, load_config,
                                        processor_counts, require_gpu_driver)
@@ -114,6 +116,24 @@ def stderr_lines(stderr: str) -> list[str]:
     harmless ones (`is_harmless`)."""
     lines = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()]
     return [line for line in lines if line and not is_harmless(line)]
+
+
+def printed_lines(dsl: str, stderr: str) -> list[str]:
+    """The lines of an application's stderr that the print statements of the DSL mapper `dsl` (its text) wrote, in
+    order. The runtime writes a print's text bare, with no prefix: a line is one when it matches the format of one of
+    the mapper's print statements (each `{}` any text), and is neither Realm's (its line prefix) nor mapperopt's
+    (`[mapperopt]`). Empty for a mapper without print statements, or a text that does not parse."""
+    try:
+        program = parse(dsl)
+    except DslSyntaxError:  # a run reaches its processes only with a mapper that parsed
+        return []
+    statements = [s for top in program.statements
+                  for s in (top.body if isinstance(top, A.FuncDef) else (top,)) if isinstance(s, A.Print)]
+    if not statements:
+        return []
+    formats = re.compile("|".join(".*".join(map(re.escape, s.fmt.split("{}"))) for s in statements))
+    return [line for line in stderr.splitlines() if formats.fullmatch(line) and not _REALM_PREFIX.match(line)
+            and not line.startswith("[mapperopt]")]
 
 
 def first_error(stderr: str) -> str | None:
@@ -836,9 +856,6 @@ def no_replay_flags(dsl: str, profile: bool = False) -> list[str]:
     loop again in every iteration and the execution's time grows with the square of its iterations (stencil at `ci`,
     InstanceLimit on `increment`: 2.3 s for 250 steps, 9.1 s for 500; `benchmarks/trace_limit.py`). Without
     physical tracing every iteration is mapped and the time stays linear."""
-    from mapperopt.dsl import ast as A
-    from mapperopt.dsl import parse
-
     limited = any(isinstance(s, A.InstanceLimitStmt) for s in parse(dsl).statements)
     return ["-lg:no_physical_tracing"] if limited or profile else []
 

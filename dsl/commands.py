@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import math
+import re
 import shlex
 import textwrap
 from importlib import resources
@@ -75,18 +76,20 @@ def summary_line(path: str, diags) -> str:
     return f"\n{path}: {errors}, {count['warning']:,} warning(s){notes}"
 
 
-def echo_printed(printed: str, what: str) -> None:
-    """The lines the mapper's `print` statements wrote during `what` (an evaluation), on stderr under a header, the
-    first MAX_PRINTED of them; nothing when it printed none."""
+def echo_printed(printed: str, what: str,
+                 source: str = "load phase, then each task's launch points; a run prints them to stderr",
+                 rest: str = "") -> None:
+    """The lines the mapper's `print` statements wrote during `what` (an evaluation, or a run), on stderr under a
+    header that says `source` (where they come from), the first MAX_PRINTED of them, then how many more there are
+    and `rest` (where they are, e.g. " in FILE"); nothing when it printed none."""
     lines = printed.splitlines()
     if not lines:
         return
-    click.echo(f"print output of {what}, {len(lines):,} line(s) (load phase, then each task's launch points; a run "
-               "prints them to stderr):", err=True)
+    click.echo(f"print output of {what}, {len(lines):,} line(s) ({source}):", err=True)
     for line in lines[:MAX_PRINTED]:
         click.echo(f"  {line}", err=True)
     if len(lines) > MAX_PRINTED:
-        click.echo(f"  ... {len(lines) - MAX_PRINTED:,} more line(s)", err=True)
+        click.echo(f"  ... {len(lines) - MAX_PRINTED:,} more line(s){rest}", err=True)
 
 
 def syntax_error_summary(path: str) -> str:
@@ -495,6 +498,14 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args, tim
             ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
 
+def _line_break(text: str) -> str:
+    """The line break of the DSL text `text` as its first line has it: "\\r\\n" (Windows), "\\r" (old Mac) or
+    "\\n" (also for a text of one line), which `fmt` keeps: a checkout that converts line endings (git's autocrlf)
+    stays formatted."""
+    end = re.search(r"\r\n?|\n", text)
+    return end.group() if end else "\n"
+
+
 @click.command()
 @click.argument("files", metavar="FILE...", nargs=-1, required=True, type=DslFile())
 @click.option("--write", is_flag=True, help="Rewrite each FILE in place instead of printing.")
@@ -515,7 +526,7 @@ def fmt(files, write, check):
     for file in files:
         with _exit_status(2) if check else contextlib.nullcontext():
             text = _read_source_or_exit(file)
-            formatted = format_program(_parse_or_exit(text, file))
+            formatted = format_program(_parse_or_exit(text, file)).replace("\n", _line_break(text))
         if not (write or check):
             click.echo(formatted, nl=False)
         elif formatted != text:
@@ -558,7 +569,9 @@ def _proc_text(proc: dict) -> str:
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None, stream=None,
                       diagnostics: list | None = None, inert_ok: bool = False) -> list[dict]:
-    """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
+    """Per task of `app`: {"task", "launch", "domain", "kind", "kinds" (the task's processor-kind list, §7.1:
+    "kind" is its first kind with a variant and processors; empty without a Task statement), "regions" (of the first
+    point), "fields" (per
     requirement index, its field names as the description has them), "reduce" ({requirement index: (its reduction
     operator or None, whether every point reduces into the one region)} for those with reduce privilege),
     "bounding_box" (a user's program: its discovered domains are bounding boxes), "collected" (the
@@ -627,6 +640,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                  "other_unlisted": info.other_unlisted}
         out.append(entry)
         ev_task = legion if entry["app_mapper"] else ev
+        entry["kinds"] = ev_task.task_kinds(info.name)
         try:
             entry["kind"] = ev_task.task_kind(info.name)
         except DslRuntimeError as err:
@@ -800,19 +814,28 @@ DEFAULT_LEGEND = ("(n.i) = where Legion's default mapper slices the point (block
                   "node; (n.*): the first free of the node's)")
 
 
+def _long_legends(entry: dict) -> list[str]:
+    """The long legends (DEFAULT_LEGEND, SET_LEGEND) of the notations the placement of the index launch `entry`
+    uses: said once per output or figure, after the tables, which name them in short."""
+    default = any(isinstance(r, dict) and "default_proc" in r for _, r in entry["points"])
+    sets = any(isinstance(r, dict) and "set" in r for _, r in entry["points"])
+    return [DEFAULT_LEGEND] * default + [SET_LEGEND] * sets
+
+
 def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     """The point -> processor table of an index launch as text: `node.index` per point."""
     points = entry["points"][:MAX_TABLE_POINTS]
     dom = entry["domain"]
     width = max(4, *(len(_cell(r, machine)) for _, r in points))
-    sets = any(isinstance(r, dict) and "set" in r for _, r in entry["points"])
-    default = any(isinstance(r, dict) and "default_proc" in r for _, r in entry["points"])
-    # a legend only for a notation the table uses: `dflt` cells, the default mapper's `(n.i)`, sets' `n.*`
+    long = _long_legends(entry)
+    # a legend only for a notation the table uses: `dflt` cells, the default mapper's `(n.i)`, sets' `n.*` (these
+    # two, long, in short here: the whole legend follows the last table)
     dflt = any(_cell(r, machine) == "dflt" for _, r in points)
-    legend = [DEFAULT_LEGEND] if default else [] if not dflt else [
+    legend = ["(n.i) = Legion's default mapper's slicing"] if DEFAULT_LEGEND in long else [] if not dflt else [
         "dflt = the program's own mapper, as above" if entry["app_mapper"] else "dflt = Legion's default"]
-    legend += [SET_LEGEND] if sets else []
-    lines = [f"  placement (point -> {entry['kind']} node.index{''.join('; ' + part for part in legend)}):"]
+    legend += ["n.* = a processor set"] if SET_LEGEND in long else []
+    below = "; legend below" if long else ""
+    lines = [f"  placement (point -> {entry['kind']} node.index{''.join('; ' + part for part in legend)}{below}):"]
     if len(dom) == 2:
         lines.append("  " + "i0 \\ i1".ljust(9) + "".join(str(j).rjust(width + 1) for j in range(dom[1])))
         for i in range(dom[0]):
@@ -853,7 +876,10 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
         if e["error"] is not None:
             out.append(f"  {e['error']}")
             continue
-        out.append(f"  processor kind: {e['kind']}")
+        # the whole list, whose first kind with a variant and processors runs it (§7.1), as memories show theirs
+        listed = f" (kind list {', '.join(e['kinds'])}: the first with a variant and processors)" \
+            if len(e["kinds"]) > 1 else ""
+        out.append(f"  processor kind: {e['kind']}{listed}")
         if len(names := e["variant_names"].get(e["kind"], ())) > 1:
             ran = e["variant_ran"].get(e["kind"])
             out.append(f"  variants: {len(names)} {e['kind']} variants ({', '.join(names)}): Legion's default mapper "
@@ -915,6 +941,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             if isinstance(rec, DslRuntimeError):
                 errors.setdefault(rec.code, rec)
         out += [f"  {err}" for err in errors.values()]
+    if legends := list(dict.fromkeys(text for e in entries if e["domain"] for text in _long_legends(e))):
+        out += ["", "legend of the placement tables:", *(f"  {text}" for text in legends)]
     return "\n".join(out)
 
 
@@ -987,14 +1015,18 @@ def _drawn(entries: list[dict]) -> list[dict]:
 
 
 def _grid_title(e: dict) -> str:
-    """The title of an index launch's placement grid: its task and processor kind, and the legends of its hatched
-    (processor set) and parenthesised (Legion's default) cells, wrapped: one line of either is wider than the
-    figure, which cut it at both ends."""
-    sets = any(isinstance(r, dict) and "set" in r for _, r in e["points"])
-    default = any(isinstance(r, dict) and "default_proc" in r for _, r in e["points"])
-    legends = [f"hatched: {SET_LEGEND}"] * sets + [DEFAULT_LEGEND] * default
-    return "\n".join([f"{e['task']}: point -> {e['kind']} node.index",
-                      *(textwrap.fill(text, TITLE_CHARS) for text in legends)])
+    """The title of an index launch's placement grid: its task and processor kind, and the notations of its hatched
+    (processor set) and parenthesised (Legion's default) cells in short (`_figure_legend` says them whole)."""
+    long = _long_legends(e)
+    short = ["(n.i): Legion's default"] * (DEFAULT_LEGEND in long) + ["hatched: a processor set"] * (SET_LEGEND in long)
+    return f"{e['task']}: point -> {e['kind']} node.index" + "".join(f"; {part}" for part in short)
+
+
+def _figure_legend(grids: list[dict]) -> str:
+    """The long legends of the notations a placement figure's `grids` use, each once, wrapped: one line of either
+    is wider than the figure, which cut it at both ends; "" when none uses one."""
+    legends = dict.fromkeys(text.replace("n.* = ", "hatched, n.* = ") for e in grids for text in _long_legends(e))
+    return "\n".join(textwrap.fill(text, TITLE_CHARS) for text in legends)
 
 
 def _placement_figure(entries: list[dict], machine: MachineDescription):
@@ -1010,8 +1042,12 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
         raise MapperoptError("no index launch to draw")
     per_node = {k: max(machine.count(k, 0), 1) for k in ("CPU", "GPU", "IO", "PY", "OMP")}
     titles = [_grid_title(e) for e in grids]
-    # each title line past the first takes room from its grid: the figure grows by it
-    fig = figure(figsize=(8, 1.2 + sum(1.6 + 0.16 * t.count("\n") for t in titles)))
+    legend = _figure_legend(grids)
+    # each title line past the first takes room from its grid, and the legend, once below the grids, room of its
+    # own: the figure grows by them
+    below = 0.16 * (legend.count("\n") + 1) + 0.1 if legend else 0.0
+    height = 1.2 + sum(1.6 + 0.16 * t.count("\n") for t in titles) + below
+    fig = figure(figsize=(8, height))
     import matplotlib  # imported by `figure`, as numpy is
     import numpy as np
     from matplotlib.patches import Rectangle
@@ -1054,7 +1090,9 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
                                                 range(shape[0])])
         else:  # one row of points: no coordinate
             ax.set_yticks([])
-    fig.tight_layout()
+    if legend:
+        fig.text(0.01, 0.01, legend, fontsize=8, va="bottom")
+    fig.tight_layout(rect=(0, below / height, 1, 1))
     return fig
 
 

@@ -202,6 +202,35 @@ def test_run_prints_the_checkers_warnings_and_keeps_them_in_the_run_folder(tmp_p
     assert "warning[W305]: IndexTaskMap has no effect on check_circuit" in err, err
 
 
+def test_run_shows_the_mappers_print_lines_and_names_the_file_that_holds_them(tmp_path, capsys, monkeypatch):
+    """The runtime writes a print's line bare to the program's stderr, among Realm's lines: `run` shows the lines of
+    the mapper's print statements (the load phase's and those of its index-launch function), none of Realm's (a
+    `{}` alone matches any text), and names the run folder's stderr.txt; past the cap, it counts the rest there."""
+    mapper = tmp_path / "pr.dsl"
+    mapper.write_text('Task * CPU;\nmc = Machine(CPU);\nprint("load phase: {}", mc.size);\nprint("{}", 7);\n'
+                      'def f(Task task) {\n    print("point {} of {}", task.ipoint, task.ispace);\n'
+                      '    return mc[0, task.ipoint[0] % mc.size[1]];\n}\nIndexTaskMap calculate_new_currents f;\n')
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--no-profile", "--out",
+                 str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    stderr = (tmp_path / "run" / "stderr.txt").read_text().splitlines()
+    printed = [line for line in stderr if line.startswith(("load phase: (", "point (")) or line == "7"]
+    assert printed[:2] == ["load phase: (1, 1)", "7"] and len(printed) > 3, stderr  # the premise: points printed
+    assert any(line.startswith("[") for line in stderr), stderr  # and Realm's lines beside them
+    head = f"print output of the mapper, {len(printed)} line(s) (from the program's stderr, {tmp_path}/run/stderr.txt):"
+    assert head in err, err
+    assert err[err.index(head) + 1:err.index(head) + 1 + len(printed)] == [f"  {line}" for line in printed], err
+    # past the cap: the first lines, then how many more and where
+    monkeypatch.setattr("mapperopt.dsl.commands.MAX_PRINTED", 2)
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--no-profile", "--out",
+                 str(tmp_path / "capped")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    head = next(i for i, line in enumerate(err) if line.startswith("print output of the mapper,"))
+    assert err[head + 1:head + 4] == ["  load phase: (1, 1)", "  7", f"  ... {len(printed) - 2} more line(s) in "
+                                      f"{tmp_path}/capped/stderr.txt"], err
+
+
 def test_run_wraps_the_checkers_warnings_where_its_output_wraps(tmp_path, capsys, monkeypatch):
     """At 80 columns the run's table and feedback were wrapped, but a warning (W330: an AOS layout with an Align,
     one line of about 700 columns) was not. Its message and hint are wrapped where the output wraps (a terminal, or

@@ -824,9 +824,9 @@ def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
 
 
 
-def test_explain_png_titles_fit_in_the_image():
-    """A launch left to Legion's default mapper has the legend of its `(n.i)` cells in its title: one line, wider
-    than the image, cut at both ends. Every title fits within the figure."""
+def test_explain_png_titles_and_legend_fit_in_the_image():
+    """A launch left to Legion's default mapper has the legend of its `(n.i)` cells: one line, wider than the image,
+    cut at both ends. Every title, and the legend below the grids, fits within the figure."""
     from mapperopt.dsl import parse
     from mapperopt.dsl.commands import _placement_figure, explain_decisions, load_app
 
@@ -835,11 +835,62 @@ def test_explain_png_titles_fit_in_the_image():
                             machine)
     fig.canvas.draw()
     renderer, width = fig.canvas.get_renderer(), fig.bbox.width
-    titles = [ax.title for ax in fig.axes]
-    assert any("Legion's default mapper slices" in t.get_text() for t in titles), [t.get_text() for t in titles]
-    for title in titles:
-        box = title.get_window_extent(renderer)
-        assert 0 <= box.x0 and box.x1 <= width, (title.get_text(), box, width)
+    texts = [ax.title for ax in fig.axes] + fig.texts
+    assert any("Legion's default mapper slices" in t.get_text() for t in fig.texts), [t.get_text() for t in texts]
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= width and 0 <= box.y0, (text.get_text(), box, width)
+
+
+def test_explain_says_the_long_legends_once_after_the_tables_and_below_the_grids(tmp_path):
+    """The legend of processor sets (about 400 characters) and that of Legion's default slicing were said in the
+    header of every table that used them (three times for three launches), and in the title of every PNG panel:
+    each table names its notations in short, and each legend is said once, after the last table and below the
+    grids."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import DEFAULT_LEGEND, SET_LEGEND, _placement_figure, explain_decisions, load_app
+
+    text = ("Task * CPU;\ndef anycpu(Task task) { return Machine(CPU)[task.ipoint[0] % Machine(CPU).size[0], *]; }\n"
+            "IndexTaskMap init_piece,init_pointers,calculate_new_currents anycpu;\n")
+    path = tmp_path / "sets.dsl"
+    path.write_text(text)
+    result = run("explain", str(path), "--bench", "circuit", "--machine", "2x0x4")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    headers = [line for line in out.splitlines() if line.startswith("  placement (")]
+    sets = [h for h in headers if "n.* = a processor set; legend below" in h]
+    default = [h for h in headers if "(n.i) = Legion's default mapper's slicing" in h]
+    assert len(sets) == 3 and default, headers  # the premise: three launches on sets, others left to Legion
+    assert out.count("least loaded member") == 1 and out.count("blocks dealt to the processors") == 1, out
+    assert out.index("legend of the placement tables:") > out.rindex("  placement ("), out
+    assert f"  {DEFAULT_LEGEND}" in out.splitlines() and f"  {SET_LEGEND}" in out.splitlines(), out
+    machine = parse_machine_spec("2x0x4")
+    fig = _placement_figure(explain_decisions(parse(text), load_app("circuit"), machine), machine)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert sum("hatched: a processor set" in t for t in titles) == 3 and not any("least" in t for t in titles)
+    [legend] = [" ".join(t.get_text().split()) for t in fig.texts]
+    assert legend.count("least loaded member") == 1 and legend.count("blocks dealt to the processors") == 1, legend
+
+
+@pytest.mark.parametrize("statements, kinds", [
+    ("Task * GPU,CPU;\nTask calculate_new_currents CPU;\n",
+     {"calculate_new_currents": "CPU (kind list CPU, GPU: the first with a variant and processors)",
+      "update_voltages": "GPU (kind list GPU, CPU: the first with a variant and processors)",
+      "check_circuit": "CPU (kind list GPU, CPU: the first with a variant and processors)"}),
+    ("Task * CPU;\n", {"calculate_new_currents": "CPU", "check_circuit": "CPU"}),
+], ids=["lists", "one-kind"])
+def test_explain_shows_each_tasks_processor_kind_list_as_memories_show_theirs(tmp_path, statements, kinds):
+    """explain showed only the kind a task runs on, though a task's list is the lists of all its Task statements
+    concatenated (`CPU, GPU` for a task named by its own statement after `Task * GPU,CPU;`): with more than one kind,
+    the whole list is shown after the kind it picks."""
+    path = tmp_path / "kinds.dsl"
+    path.write_text(statements)
+    result = run("explain", str(path), "--bench", "circuit", "--machine", "1x4")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    for task, shown in kinds.items():
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"{task} ("))
+        assert lines[at + 1] == f"  processor kind: {shown}", lines[at:at + 2]
 
 
 def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):

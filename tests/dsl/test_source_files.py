@@ -166,3 +166,20 @@ def test_the_excerpt_shows_the_line_the_error_is_on_after_a_character_python_bre
     shown = f"\\x{ord(brk):02x}" if ord(brk) < 0x100 else f"\\u{ord(brk):04x}"
     assert f"{path}:2:6: error[E104]" in result.output, result.output
     assert f"  2 | Task {shown} * CPU;\n    |      ^" in result.output, result.output
+
+
+@pytest.mark.parametrize("brk", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_fmt_keeps_the_line_breaks_of_the_file(tmp_path, brk):
+    """A formatted file with Windows (CRLF, as git's autocrlf checks it out) or old-Mac (CR) line breaks passes
+    `fmt --check`, and `fmt` prints and `fmt --write` writes a file's text with its own line breaks (it wrote LF
+    ones, so that `fmt --check` in CI failed on every file of such a checkout)."""
+    canonical = "# placement\nTask * GPU,CPU;\n\ndef f(Task t) {\n    return 1;\n}\n"
+    tidy, messy = tmp_path / "tidy.dsl", tmp_path / "messy.dsl"
+    tidy.write_bytes(canonical.replace("\n", brk).encode())
+    messy.write_bytes(canonical.replace("GPU,CPU;", "GPU ,  CPU ;").replace("\n", brk).encode())
+    result = CliRunner().invoke(cli, ["fmt", "--check", str(tidy)])
+    assert result.exit_code == 0 and result.output == "", result.output
+    printed = CliRunner().invoke(cli, ["fmt", str(messy)]).stdout_bytes
+    assert printed == tidy.read_bytes(), printed
+    assert CliRunner().invoke(cli, ["fmt", "--write", str(messy)]).exit_code == 0
+    assert messy.read_bytes() == tidy.read_bytes()

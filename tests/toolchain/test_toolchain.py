@@ -331,6 +331,12 @@ def test_usage_errors_and_mapperopt_errors_say_error_alike(tmp_path, capsys):
     assert err.splitlines()[-1] == "error: Missing argument 'FILE'." and "Error" not in err, err
     assert main(["check", str(tmp_path / "none.dsl")]) == 1
     assert capsys.readouterr().err.startswith(f"error: cannot read '{tmp_path / 'none.dsl'}'")
+    # a usage error mapperopt raises itself (`explain` without --bench, reported as saying `Error:`): exit status 2,
+    # as click's, and `error: `
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    assert main(["explain", str(mapper)]) == 2
+    assert capsys.readouterr().err == "error: explain needs --bench NAME or --app FILE|'CMD ARGS'\n"
 
 
 def test_build_names_only_applications_a_user_can_name(capsys):
