@@ -21,7 +21,7 @@ from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benc
 from mapperopt.benchmarks.harness import (PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, printed_lines,
                                           run_benchmark)
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, dsl_mapper_hint,
-                                          output_checked, read_app_file, relative_paths_note, run_notes,
+                                          output_checked, pattern_unit, read_app_file, relative_paths_note, run_notes,
                                           wrapped_programs)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
@@ -151,16 +151,39 @@ def print_whole(console: Any, head: str, text: str, style: str = "bold") -> None
     console.print(f"[{style}]{escape(head)}:[/]{escape(wrapped[len(head) + 1:])}", soft_wrap=True)
 
 
+def _short_in_doubt(text: str, metric: Metric, time_s: float | None) -> tuple[str, str]:
+    """The "Short measurement" note (`text`) of a run whose metric's pattern reads another time unit than its unit
+    (`pattern_unit`: `unit_mismatch` warned of it before the run; `time_s`: the measured seconds per execution in
+    the unit given): whether the execution is short depends on the unit, so its advice of more work is not given as
+    fact. In the pattern's unit the execution may be long enough: then the unit is what to correct; where it is
+    short in either unit, the note stands, saying so. Returns (title, text): the note as it is where the pattern
+    shows no other unit."""
+    doubt = pattern_unit(metric)
+    if doubt is None or time_s is None or metric.unit not in protocol.TIME_UNITS:
+        return "Short measurement", text
+    word, unit = doubt
+    other = time_s * protocol.TIME_UNITS[unit] / protocol.TIME_UNITS[metric.unit]
+    said = (f"read in {unit}, as the pattern's {word!r} says (the warning before the run), each execution measured "
+            f"{other:.3g} s")
+    if other >= protocol.MIN_TIME_S:
+        return "Short measurement only if the unit is right", (
+            f"{time_s:.3g} s measured per execution by the program's time metric in {metric.unit}, its unit as given; "
+            f"{said}, not less than the protocol's minimum of {protocol.MIN_TIME_S:g} s: correct the unit first, "
+            "then run again; whether the executions need more work depends on it.")
+    return "Short measurement", f"{text.rstrip('.')}; in either unit: {said}, less than that minimum too."
+
+
 def _mapper_arg(value: str) -> str | Path:
     # Keywords stay strings; anything else names a file, never DSL text.
     return value if value in ("default", "expert") else Path(value)
 
 
 def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s: float | None = None,
-           programs: Sequence[Path] = ()) -> None:
+           programs: Sequence[Path] = (), metric: Metric | None = None) -> None:
     """The run's table, what makes its figures unreliable (`protocol.core_warning`, `protocol.noise_warnings`;
     `once`: it ran with --once; `timeout_s`: the --timeout given), its task profile and AutoGuide's feedback;
-    `programs`: those that the run's executable, a script, starts (`wrapped_programs`), read for begin_trace."""
+    `programs`: those that the run's executable, a script, starts (`wrapped_programs`), read for begin_trace;
+    `metric`: a user's program's, whose unit its pattern may contradict (`_short_in_doubt`)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -285,6 +308,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                                    start_up_s=protocol.start_up_time(result),
                                                    wall=s.get("metric") == Metric().describe(),
                                                    larger=larger_size(result.app, s.get("size"))):
+            if title == "Short measurement" and metric is not None:
+                title, text = _short_in_doubt(text, metric, protocol.measured_time(result))
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
@@ -704,7 +729,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
         _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s,
-               wrapped_programs(bench) if isinstance(bench, UserApp) else ())
+               wrapped_programs(bench) if isinstance(bench, UserApp) else (),
+               bench.metric if isinstance(bench, UserApp) else None)
         moved = relative_paths_note([*bench.args[size], *app_args], Path(result.run_dir).resolve()) \
             if isinstance(bench, UserApp) and not result.ok and result.run_dir else None
         if moved:  # its failure is then likely the missing file's

@@ -411,18 +411,29 @@ def _after_group(regex: str) -> str:
     return ""
 
 
-def unit_mismatch(metric: Metric, fix: str = "--unit {unit}") -> str | None:
-    """The warning for a metric pattern whose group is followed by a time unit (`([0-9.]+) us`) that its unit
-    contradicts, or that has no unit, or None: the figures would be off by a factor of 1000, or not read as a time.
-    `fix`: how the user gives the unit, "{unit}" in it replaced by the pattern's."""
+def pattern_unit(metric: Metric) -> tuple[str, str] | None:
+    """The time unit the metric's pattern reads, where the word after its group (`([0-9.]+) seconds`) is one and
+    its unit (`metric.unit`, None: none given) is another time unit or none, as (the word, the unit it spells: "s");
+    None where they agree or the pattern shows no unit: the figures would be off by a factor of 1000, or not read
+    as a time."""
     if metric.regex is None:
         return None
     m = re.match(rf"(?:\\s[*+?]?|\\? [*+?]?)*({_TIME_WORDS})(?![A-Za-z/])", _after_group(metric.regex))
     unit = m and protocol.TIME_SPELLINGS.get(m.group(1).lower(), m.group(1))
     if not unit or unit == metric.unit or protocol.TIME_UNITS.get(unit) == protocol.TIME_UNITS.get(metric.unit):
         return None
+    return m.group(1), unit
+
+
+def unit_mismatch(metric: Metric, fix: str = "--unit {unit}") -> str | None:
+    """The warning for a metric pattern whose group is followed by a time unit (`([0-9.]+) us`) that its unit
+    contradicts, or that has no unit (`pattern_unit`), or None. `fix`: how the user gives the unit, "{unit}" in it
+    replaced by the pattern's."""
+    if not (found := pattern_unit(metric)):
+        return None
+    word, unit = found
     has = f"its unit is {metric.unit}" if metric.unit else "no unit is given"
-    return (f"the metric pattern /{metric.regex}/ reads a number followed by {m.group(1)!r}, but {has}: did you "
+    return (f"the metric pattern /{metric.regex}/ reads a number followed by {word!r}, but {has}: did you "
             f"mean {fix.format(unit=unit)}?")
 
 
@@ -1211,9 +1222,15 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         if not matches and (matches := list(re.finditer(app.metric.regex, stderr, re.MULTILINE))):
             found_in = {"metric_from": "stderr"}
         if not matches:
+            near = _near_miss(app.metric.regex, stdout)
+            # no line of the pattern's words (the docs' example pattern, say): the time the program prints, if any,
+            # as `run` without --metric offers it
+            own = None if near else printed_time(stdout)
             return None, (f"the metric /{app.metric.regex}/{_spacing(app.metric.regex)} does not occur in the "
-                          "standard output or standard error"
-                          + _near_miss(app.metric.regex, stdout))
+                          "standard output or standard error" + near
+                          + (f"; the program prints a time of its own ({own[0]!r}): to read it, give "
+                             + metric_given(own[1], own[2], app.path if "metric" not in app.given else None)
+                             if own else ""))
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         if text and (cut := _cut_number(app.metric.regex, matches[-1])):
             return None, cut
@@ -1399,9 +1416,34 @@ def _literal(text: str) -> str:
     return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
 
 
+def printed_time(text: str) -> tuple[str, str, str] | None:
+    """The last time the output `text` prints of its own (`_PRINTED_TIME`), as (how it reads, the number replaced:
+    'elapsed: <number> ms'; the metric pattern that reads it; its unit); None where it prints none."""
+    if not (found := list(_PRINTED_TIME.finditer(text))):
+        return None
+    m = found[-1]
+    # The whole label as printed (`loop time: `, not `time: `), less likely to match another line: from its first
+    # letter after the line's last digit before it (a rank or step number varies from line to line).
+    line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+    before = re.search(r"[A-Za-z][^0-9]*$", line)
+    label = text[m.start() - (len(line) - before.start() if before else 0):m.start(1)]
+    number = _WHOLE_NUMBER if re.search("[eE]", m.group(1)) else "[0-9.]+"
+    regex = f"{_literal(label)}({number}){m.group(2)}{_literal(m.group(3))}"
+    return (f"{label}<number>{m.group(2)}{m.group(3)}", regex,
+            protocol.TIME_SPELLINGS.get(m.group(3).lower(), m.group(3)))
+
+
+def metric_given(regex: str, unit: str, app_file: str | None) -> str:
+    """How the user gives the metric pattern `regex` in `unit`: the application file `app_file`'s `metric:` line
+    (None: the --metric and --unit options)."""
+    quoted = regex.replace("'", "''")  # YAML's single quotes take a quote doubled
+    return (f"`metric: {{regex: '{quoted}', unit: {unit}}}` in {app_file}" if app_file else
+            f"--metric {shlex.quote(regex)} --unit {unit}")
+
+
 def unread_time(result) -> str | None:
     """For a run of a user's program whose metric is the wall time (no metric pattern), the words that its output
-    prints a time of its own (`_PRINTED_TIME`, the first execution's output that does), with the --metric and
+    prints a time of its own (`printed_time`, the first execution's output that does), with the --metric and
     --unit (or the application file's `metric:`) that read it; None otherwise."""
     s = result.settings or {}
     if not result.run_dir or not s.get("metric", "").startswith("wall time"):
@@ -1411,24 +1453,12 @@ def unread_time(result) -> str | None:
             text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
         except OSError:
             continue
-        if not (found := list(_PRINTED_TIME.finditer(text))):
+        if not (found := printed_time(text)):
             continue
-        m = found[-1]
-        # The whole label as printed (`loop time: `, not `time: `), less likely to match another line: from its
-        # first letter after the line's last digit before it (a rank or step number varies from line to line).
-        line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-        before = re.search(r"[A-Za-z][^0-9]*$", line)
-        label = text[m.start() - (len(line) - before.start() if before else 0):m.start(1)]
-        number = _WHOLE_NUMBER if re.search("[eE]", m.group(1)) else "[0-9.]+"
-        regex = f"{_literal(label)}({number}){m.group(2)}{_literal(m.group(3))}"
-        unit = protocol.TIME_SPELLINGS.get(m.group(3).lower(), m.group(3))
-        shown = f"{label}<number>{m.group(2)}{m.group(3)}"
-        quoted = regex.replace("'", "''")  # YAML's single quotes take a quote doubled
-        how = (f"`metric: {{regex: '{quoted}', unit: {unit}}}` in {s['app_file']}" if s.get("app_file") else
-               f"--metric {shlex.quote(regex)} --unit {unit}")
+        shown, regex, unit = found
         return (f"the figure of merit is the process's wall time, Legion's start-up and the program's set-up included, "
                 f"though the program prints a time of its own ({shown!r}, {attempt.stdout} in the run folder); to "
-                f"tune that time, give {how}")
+                f"tune that time, give {metric_given(regex, unit, s.get('app_file'))}")
     return None
 
 

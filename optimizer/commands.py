@@ -288,6 +288,44 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
     return None
 
 
+def _other_build(runs_dir: Path, bench: Any, request: dict) -> tuple[Path, str] | None:
+    """The latest set-up tuning folder of the user's program `bench` under `runs_dir` that this command (`request`)
+    made with another executable (the application file repointed) or another build of it (a rebuild), with what
+    differs ("build/app (SHA-256 2fe2e28d04d9...) there, other/app (ee5ec9a92fcf...) here"); None where there is
+    none, or where the latest folder of this command is of the executable as it is now. Such a folder is never
+    continued or extended by this command: its measurements would be mixed with the new build's."""
+    from mapperopt.benchmarks.userapp import UserApp, build_change, file_digest
+
+    if not isinstance(bench, UserApp):
+        return None
+    here = request["program"]
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError:
+            continue
+        recorded = store.settings.get("request") or {}
+        program = recorded.get("program")
+        if not _set_up(store) or not isinstance(program, dict) or {**program, "executable": None} != {
+                **here, "executable": None} or _searched({**recorded, "program": None}) != _searched(
+                {**request, "program": None}):
+            continue
+        change = build_change(bench, store.settings)
+        if program["executable"] == here["executable"] and change is None:
+            return None
+        if change is not None and change[0] != bench.exe:  # a program its script runs was rebuilt
+            path, was, now = change
+            return root, f"{path} (SHA-256 {was[:12]}... there, {'no file' if now is None else now[:12] + '...'} here)"
+        try:
+            now = f"{file_digest(bench.exe)[:12]}..."
+        except OSError:
+            now = "unreadable"
+        was = store.settings.get("executable_sha256")
+        return root, (f"{program['executable']} ({f'SHA-256 {was[:12]}...' if was else 'its SHA-256 not recorded'}) "
+                      f"there, {bench.exe} ({now}) here")
+    return None
+
+
 def _other_endpoint(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> list[tuple[Path, dict]]:
     """The unfinished tuning folders of `bench` under `runs_dir` that the same command (`request`) made with another
     language model or endpoint (a local server moved to another port, say), which it does not continue, newest
@@ -1188,6 +1226,18 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             f"Note: {root} holds {_tuning_state(root, bench)} with other options ({'; '.join(words)}); it is left "
             f"alone, and this command tunes in {{}}. To continue that one with its own options: {resume_line(root)}"
             for root, words in _other_options(runs_dir, bench, request, iters)[:3]]
+        # After a rebuild, or with the application file repointed to another executable, the finished (or
+        # unfinished) run of this command is not extended: said, as the user may expect a larger --iters to extend it.
+        if not new and found is None and other_note is None and (rebuilt := _other_build(runs_dir, bench, request)):
+            root, words = rebuilt
+            done = len(TuneStore.open(root).records)
+            other_note = (f"Note: {root} holds a tuning of {bench} ({done} iteration{'s' * (done != 1)}) made with "
+                          f"another executable: {words}; a tuning is never continued or extended with "
+                          "another build (its measurements would be mixed with the new one's), so this command "
+                          "starts a new run, in {}. To extend that one instead, first put back the executable it "
+                          "was made with, then: " + shlex.join(["mapperopt", "tune", "--resume", str(root),
+                                                                "--iters", str(done + (iters or 10))]))
+            finished = None if finished == root else finished  # its extension would be refused: not offered
         for root, model in _other_endpoint(runs_dir, bench, request, iters):  # said before the endpoint's check
             console.print(f"Note: {root} holds {_tuning_state(root, bench)} made with another language model or "
                           f"endpoint (the model {model.get('model')} at {model.get('base_url') or 'the OpenAI API'});"

@@ -2576,8 +2576,12 @@ def best_mapper_lines(summary: dict, folder: Path, bench: str | UserApp) -> list
                 next_line([f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies above {named}'s 1, "
                            f"but the gain is not established: {'; and '.join(doubts)}{again}",
                            f"{keep_named(reference, own)} until a measurement shows the gain"], "comparison")]
-    # not the one to run: the Next line below says which is
-    lines = [f"Best mapper found: {found}, but not shown better than {named} (see Next); its file, to inspect: {path}"]
+    # not the one to run: the Next line below says which is; said plainly where it is the reference's own mapping
+    same = (f"; it maps as {named} does (the same mapping: its score is the machine's noise or the two mappers' "
+            "own overhead)"
+            if best["folder"] in (summary.get("same_as_reference") or []) else "")
+    lines = [f"Best mapper found: {found}, but not shown better than {named} (see Next){same}; its file, to inspect: "
+             f"{path}"]
     why = (f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, lies below 1" if interval and
            interval[2] < 1 else
            f"its score's {confidence}, {interval[1]:.2f}-{interval[2]:.2f}, holds 1" if interval else

@@ -117,3 +117,29 @@ def test_compare_does_not_recommend_a_gain_that_a_mapper_mapping_as_the_default_
                     "with a higher --final-rounds (now 3), on a quieter machine; keep Legion's default mapper (run "
                     "without --mapper) until a measurement shows the gain. To search further, give the same command a "
                     "larger --iters (it extends this comparison)."), out
+
+
+def test_compare_says_plainly_that_a_best_not_shown_better_maps_as_the_default_mapper(timed_exe, tmp_path, capsys,
+                                                                                      monkeypatch,
+                                                                                      final_measured_as):
+    """A comparison whose best maps exactly as Legion's default mapper, with a score not shown above 1, said only
+    "not shown better than Legion's default mapper": a user takes its best.dsl for a mapping of its own. The line
+    says it is the default mapper's own mapping."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    app = ["--app", str(timed_exe), "--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
+    assert main(["compare", *app, "--optimizers", "random", "--runs", "1", "--iters", "1", "--start", "default",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs", "--",
+                 "-reps", "2"]) == 0
+    capsys.readouterr()
+    [folder] = (tmp_path / "runs").glob("*/compare-*")
+    final_measured_as(folder, 0.95, time_s=1.0)
+    assert main(["compare", *app, "--resume", str(folder), "--report-only", "--final-rounds", "3", "--",
+                 "-reps", "2"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads((folder / "summary.json").read_text())["same_as_reference"] == ["random-1"]
+    [line] = [line for line in out.splitlines() if line.startswith("Best mapper")]
+    assert line.endswith("(0.95, Legion's default mapper's = 1), but not shown better than Legion's default mapper "
+                         "(see Next); it maps as Legion's default mapper does (the same mapping: its score is the "
+                         "machine's noise or the two mappers' own overhead); its file, to inspect: "
+                         f"{folder / 'random-1' / 'best.dsl'}"), out

@@ -141,3 +141,61 @@ def test_program_flags_given_unquoted_after_app_are_told_to_be_quoted(timed_exe,
     err = flat(capsys.readouterr().err)
     assert f"quote the program's command line: --app '{timed_exe} -reps 3'" in err, err
     assert "or put its flags after `--`" in err, err
+
+
+def test_a_metric_not_found_offers_the_time_the_program_prints(timed_exe, tmp_path, capsys):
+    """The docs' example `--metric 'elapsed: ([0-9.]+) ms'` on a program printing `Elapsed time: 1.749 seconds`
+    failed with "does not occur" and the output's last lines, while `run` without --metric offers the pattern that
+    reads that line: the failure offers it too, as an option or as the application file's `metric:` line, and the
+    offer reads the figure."""
+    script = tmp_path / "seconds.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" > /dev/null || exit $?\necho "Elapsed time: 1.749 seconds"\n'
+                      'echo "SUCCESS!"\n')
+    script.chmod(0o755)
+    assert main(["run", "--app", f"{script} -reps 1", "--metric", TIME, "--unit", "ms", *ONCE,
+                 "--out", str(tmp_path / "run"), "--json"]) == 1
+    reason = flat(json.loads(capsys.readouterr().out)["reason"])
+    offered = r"Elapsed time: ([0-9.]+) seconds"
+    assert reason.startswith(f"the metric /{TIME}/ does not occur in the standard output or standard error; the "
+                             "program prints a time of its own ('Elapsed time: <number> seconds'): to read it, give "
+                             f"--metric '{offered}' --unit s"), reason
+    assert main(["run", "--app", f"{script} -reps 1", "--metric", offered, "--unit", "s", *ONCE,
+                 "--out", str(tmp_path / "offered"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and result["throughput"] == 1 / 1.749, result
+    # the application file's wrong pattern: its `metric:` line
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {script}\nargs: [-reps, '1']\nsizes: {{ci: {{cpus: 1}}}}\n"
+                        f"metric: {{regex: '{TIME}', unit: ms}}\n")
+    assert main(["run", "--app", str(app_file), *ONCE, "--out", str(tmp_path / "file"), "--json"]) == 1
+    reason = flat(json.loads(capsys.readouterr().out)["reason"])
+    assert f"to read it, give `metric: {{regex: '{offered}', unit: s}}` in {app_file}" in reason, reason
+
+
+def test_a_short_measurement_in_a_doubted_unit_is_not_advised_as_fact(timed_exe, tmp_path, capsys):
+    """With `unit: ms` for a program printing seconds, the unit warning fired, then the Short measurement note told
+    the user to make a 2 s execution 250 times longer, from the unit warned of. Where the pattern's unit makes the
+    execution long enough, the note says the unit is what to correct; where it is short in either unit, it says so."""
+    script = tmp_path / "seconds.sh"
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {script}\nargs: [-reps, '1']\nsizes: {{ci: {{cpus: 1}}}}\n"
+                        "metric: {regex: 'Elapsed time: ([0-9.]+) seconds', unit: ms}\n")
+    for seconds, folder in (("2.0", "long"), ("0.2", "short")):
+        script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" > /dev/null || exit $?\necho "Elapsed time: {seconds} '
+                          'seconds"\n')
+        script.chmod(0o755)
+        assert main(["run", "--app", str(app_file), *ONCE, "--out", str(tmp_path / folder)]) == 0
+        captured = capsys.readouterr()
+        out = flat(captured.out)
+        assert "but its unit is ms: did you mean `unit: s` in " in flat(captured.err), captured.err
+        if seconds == "2.0":
+            assert ("Short measurement only if the unit is right: 0.002 s measured per execution by the program's "
+                    "time metric in ms, its unit as given; read in s, as the pattern's 'seconds' says (the warning "
+                    "before the run), each execution measured 2 s, not less than the protocol's minimum of 0.5 s: "
+                    "correct the unit first") in out, out
+            assert "give each execution more work" not in out, out
+        else:
+            assert ("Short measurement: 0.0002 s measured per execution by the program's time metric" in out
+                    and "give each execution more work" in out), out
+            assert ("in either unit: read in s, as the pattern's 'seconds' says (the warning before the run), each "
+                    "execution measured 0.2 s, less than that minimum too.") in out, out

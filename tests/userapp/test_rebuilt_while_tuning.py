@@ -393,3 +393,48 @@ def test_a_rebuild_during_a_new_comparison_names_the_command_that_continues_it_a
     assert mark in out, out
     assert mark in flat((folder / "table.md").read_text())
     assert any("rebuilt" in label and "not comparable" in label for label in labels), labels
+
+
+def test_a_finished_tune_of_another_build_is_named_when_the_same_command_starts_afresh(tmp_path, foreign_exe,
+                                                                                      offline_optimizer, capsys):
+    """After a finished tune, a rebuild (or the application file repointed to another executable) made the same
+    command, with a larger --iters, start a new run without a word, where the user expected it to extend the
+    finished one; without a larger --iters it offered `--resume` of that run, which is refused for another build.
+    It says which folder it does not extend, which executable changed (old and new), and how to extend it."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {exe}\nargs: [-n, '1000', -steps, '1']\nsizes: {{ci: {{cpus: 2}}}}\n")
+    runs = tmp_path / "runs"
+    args = quick_tune_args(str(app_file), runs, iters=1)
+    assert main(args) == 0
+    (first,) = runs.glob("*/tune-*")
+    old = TuneStore.open(first).settings["executable_sha256"]
+    capsys.readouterr()
+    with open(exe, "ab") as f:  # rebuilt in place
+        f.write(b"\0rebuilt")
+    assert main(args) == 0, flat(capsys.readouterr().err)
+    out = flat(capsys.readouterr().out)
+    second = next(p for p in runs.glob("*/tune-*") if p != first)
+    new = TuneStore.open(second).settings["executable_sha256"]
+    assert (f"Note: {first} holds a tuning of foreign (1 iteration) made with another executable: {exe} (SHA-256 "
+            f"{old[:12]}...) there, {exe} ({new[:12]}...) here") in out, out
+    assert f"this command starts a new run, in {second}" in out, out
+    assert f"first put back the executable it was made with, then: mapperopt tune --resume {first} --iters 2" in out
+    assert "To extend that run instead" not in out, out  # its --resume would be refused
+    # the application file repointed to another build (CMake's, say), with a larger --iters
+    other = tmp_path / "cmake" / "foreign"
+    other.parent.mkdir()
+    shutil.copy2(foreign_exe, other)
+    with open(other, "ab") as f:  # a build of its own: neither folder's
+        f.write(b"\0cmake")
+    app_file.write_text(app_file.read_text().replace(str(exe), str(other)))
+    assert main([*args[:args.index("--iters")], "--iters", "2", *args[args.index("--iters") + 2:]]) == 0
+    out = flat(capsys.readouterr().out)
+    third = next(p for p in runs.glob("*/tune-*") if p not in (first, second))
+    assert (f"Note: {second} holds a tuning of foreign (1 iteration) made with another executable: {exe} (SHA-256 "
+            f"{new[:12]}...) there, {other} (") in out, out
+    assert f"starts a new run, in {third}" in out and f"--resume {second} --iters 3" in out, out
