@@ -272,7 +272,7 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     flags = ["--", *app_args] if app_args else []
     counts = counts_given(cpus, gpus)
     if app_spec:
-        from mapperopt.benchmarks.userapp import resolve_app
+        from mapperopt.benchmarks.userapp import built_as, resolve_app
 
         target = resolve_app(app_spec, keep_app_mapper=keep_app_mapper or None)
         if counts:  # refused as `run` refuses them
@@ -282,7 +282,7 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
                  *(("--keep-app-mapper",) if keep_app_mapper else ()), *counts, *flags)
         keep = ["--keep-app-mapper"] if keep_app_mapper else []
-        return target, dataclasses.replace(desc, given_as=given), \
+        return target, dataclasses.replace(desc, given_as=given, built=built_as(target)), \
             f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *counts, *flags])}`", \
             None  # to paste
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *counts, *flags])}`"
@@ -489,7 +489,7 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args, tim
                                                  timeout_s=timeout_s, tunables=text))
     tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t
                      for t in app.tunables)
-    return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as),
+    return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as, built=app.built),
             ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
 
