@@ -315,6 +315,20 @@ def beyond_legion(machine: MachineDescription, spec: str) -> str | None:
             "on such a machine stops as it starts")
 
 
+def unused_gpus(app: AppDescription, machine: MachineDescription, spec: str) -> str | None:
+    """A note where --machine `spec` (`machine`) has GPUs but no task of `app` has a GPU variant (a CPU-only
+    program, for which `1x4`, one node of 4 GPUs and 1 CPU, is a machine of one CPU), with the spec that gives as
+    many CPUs instead. None otherwise."""
+    gpus = machine.count("GPU")
+    kinds = sorted({kind for t in app.tasks for kind in t.variants})
+    if not gpus or "GPU" in kinds or not kinds:
+        return None
+    nodes, plural = machine.nodes, "s" if gpus != 1 else ""
+    return (f"note: {app.app}'s tasks have {' and '.join(kinds)} variants only: the {gpus} GPU{plural} of --machine "
+            f"{spec} {'are' if plural else 'is'} unused; `--machine {nodes}x0x{gpus}` describes {nodes} "
+            f"node{'s' if nodes != 1 else ''} of {gpus} CPU{plural}{' each' if nodes != 1 else ''}")
+
+
 def sized_machine(machine_spec: str, target, size: str, app_args=()) -> MachineDescription:
     """--machine's machine (`parse_machine_spec`) with the memories of a run of `target` (`sized_app`'s: a
     benchmark's name, a user's program, or None) at `size`: the size's csize, fsize and zsize, then the run's flags
@@ -422,8 +436,7 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         notes.append(note)
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
-        if warning := beyond_legion(machine, machine_spec):
-            notes.append(warning)
+        notes += filter(None, (beyond_legion(machine, machine_spec), unused_gpus(app, machine, machine_spec)))
     else:
         try:
             machine = run_machine(target, size, tuple(app_args), cpus, gpus)
@@ -1154,8 +1167,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
             click.echo(variants, err=True)
         if given is not None:
             given = sized_machine(machine_spec, bench, size, app_args)
-            if warning := beyond_legion(given, machine_spec):
-                click.echo(warning, err=True)
+            for note in filter(None, (beyond_legion(given, machine_spec), unused_gpus(app, given, machine_spec))):
+                click.echo(note, err=True)
         machine = given or load_machine(None, bench, size, tuple(app_args), cpus, gpus)
         printed, diags = io.StringIO(), []
         try:
