@@ -315,12 +315,12 @@ def beyond_legion(machine: MachineDescription, spec: str) -> str | None:
             "on such a machine stops as it starts")
 
 
-def unused_gpus(app: AppDescription, machine: MachineDescription, spec: str) -> str | None:
+def unused_gpus(app: AppDescription | None, machine: MachineDescription, spec: str) -> str | None:
     """A note where --machine `spec` (`machine`) has GPUs but no task of `app` has a GPU variant (a CPU-only
     program, for which `1x4`, one node of 4 GPUs and 1 CPU, is a machine of one CPU), with the spec that gives as
-    many CPUs instead. None otherwise."""
+    many CPUs instead. None otherwise, and without an application (a mapper checked alone)."""
     gpus = machine.count("GPU")
-    kinds = sorted({kind for t in app.tasks for kind in t.variants})
+    kinds = sorted({kind for t in app.tasks for kind in t.variants}) if app is not None else []
     if not gpus or "GPU" in kinds or not kinds:
         return None
     nodes, plural = machine.nodes, "s" if gpus != 1 else ""
