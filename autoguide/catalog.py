@@ -45,6 +45,7 @@ PERFORMANCE_FIELDS = {
     "other_memories": ("task", "task_sel", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "unverified_layouts": (), "aos_shared": ("statement", "task", "others", "regions"), "aos_together": ("statement",),
+    "aos_kernels": (), "own_time": ("task",),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"), "default_as_dsl_kept": ("mapper", "dsl"),
     "not_profiled_own": ("mapper", "file", "command"),

@@ -1082,6 +1082,8 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
             statement=aos.strip("`"), task=row["task"], others=others, regions=regions)
         if together:
             text += " " + " ".join(texts["aos_together"].split()).format(statement=together)
+    if aos in options:
+        text += " " + texts["aos_kernels"]
     layouts = any(o.startswith("`Layout") for o in options)
     return f"{text} {texts['unverified_layouts']}" if layouts and not output_checked(result) else text
 
@@ -1414,6 +1416,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         suggestion = _placement(texts, rows[0], machine, result)
         if little:
             suggestion = texts["counted_little"].format(**counted, task=rows[0]["task"]) + " " + suggestion
+        else:
+            suggestion += " " + texts["own_time"].format(task=rows[0]["task"])
     elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
         suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
                                                       command=_profiled_command(result))

@@ -173,6 +173,13 @@ def _short_in_doubt(text: str, metric: Metric, time_s: float | None) -> tuple[st
     return "Short measurement", f"{text.rstrip('.')}; in either unit: {said}, less than that minimum too."
 
 
+def _value_width(console: Any, table: Any) -> int:
+    """The columns that `run`'s two-column `table` gives its values on `console`: text wrapped to this width is not
+    wrapped again. Its key column is as wide as its longest key so far or "run folder", a row every table ends with;
+    the borders and each cell's padding take 7 columns."""
+    return console.width - max(len(key) for key in [*table.columns[0].cells, "run folder"]) - 7
+
+
 def _mapper_arg(value: str) -> str | Path:
     # Keywords stay strings; anything else names a file, never DSL text.
     return value if value in ("default", "expert") else Path(value)
@@ -261,9 +268,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     else:
         table.add_row("status", f"[red]failed[/] at stage {result.stage}")
         # The diagnostics print in full after the table, the reason (their first line) among them: said once.
-        # wrapped here so that a pattern it quotes stays on one line (the key column is "run folder" wide)
+        # wrapped here so that a pattern it quotes stays on one line
         table.add_row("reason", "the diagnostics below" if diagnostics else
-                      escape(wrap_whole(result.reason, console.width - len("run folder") - 7)))
+                      escape(wrap_whole(result.reason, _value_width(console, table))))
         if result.stage == "verify":
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
@@ -285,7 +292,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                        "replays from it ask")
             table.add_row("", escape(wrap_whole(f"{replays} no mapper and have no lines: they run as the recorded "
                                                 "ones were mapped (`-- -lg:no_physical_tracing` maps and traces "
-                                                "every one)", console.width - len("run folder") - 7)))
+                                                "every one)", _value_width(console, table))))
     console.print(table)
     notes = run_notes(result)  # what `run --json` gives as `notes`
     for note in notes:  # those with a heading (the output's own failure) here, the mapper's after the diagnostics

@@ -824,9 +824,9 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
         return None, "parse" if isinstance(exc, DslSyntaxError) else "check", *located(exc)
     app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args, memory=memory))
     if not isinstance(app, str):  # a user's program: E225's and W315's command to check with other flags gives it
-        from mapperopt.benchmarks.userapp import check_words
+        from mapperopt.benchmarks.userapp import built_as, check_words
 
-        app_desc = replace(app_desc, given_as=check_words(app, size, extra_args))
+        app_desc = replace(app_desc, given_as=check_words(app, size, extra_args), built=built_as(app))
     (run_dir / "mapper.dsl").write_text(dsl)
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=machine)

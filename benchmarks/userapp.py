@@ -2344,6 +2344,14 @@ def check_words(app: UserApp, size: str, extra_args=()) -> tuple[str, ...]:
             *(("--", *map(str, extra_args)) if extra_args else ()))
 
 
+def built_as(app: UserApp) -> str:
+    """`app`'s executable (relative to the working directory, if in it) and the local time it was last written:
+    "the executable build/diffuse is dated 2026-12-07 12:45" (`AppDescription.built`)."""
+    exe = app.exe.resolve()
+    shown = exe.relative_to(Path.cwd()) if exe.is_relative_to(Path.cwd()) else exe
+    return f"the executable {shown} is dated {time.strftime('%Y-%m-%d %H:%M', time.localtime(exe.stat().st_mtime))}"
+
+
 def app_options(command):
     """`--app` and the metric and verification flags of `--app 'CMD ARGS'` (run, tune, compare)."""
     import click

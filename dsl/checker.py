@@ -1599,21 +1599,23 @@ class _Checker:
                 "index spaces or the field space), never C++ variable names; an argument is also selected by its "
                 f"index, `{format_statement(by_index)}`")
 
-    @classmethod
-    def _unnamed_hint(cls, stmt, scope, whose: str) -> str:
+    def _unnamed_hint(self, stmt, scope, whose: str) -> str:
         """E203's hint where no region argument of the selected tasks has a name (a program that attaches none, as
         most Legion tutorials): that Legion sees only attached names, and the statement that selects an argument by
-        its index instead, for the first task with one."""
-        by_index, t = cls._by_index(stmt, scope)
+        its index instead, for the first task with one; for a user's program, to rebuild one whose sources attach
+        names already (`AppDescription.built`)."""
+        by_index, t = self._by_index(stmt, scope)
         if t is None:
             return {"any task": "no task has a region argument",
                     "these tasks": "these tasks have no region argument"}.get(whose, f"{whose} has no region argument")
         count = len(t.regions)
         args = "one region argument" if count == 1 else f"{count} region arguments, 0 to {count - 1}"
+        # a program built before its attach_name calls were added has none either: only the user knows its sources
+        rebuild = f"; if the program attaches names already, rebuild it ({self.app.built})" if self.app.built else ""
         return (f"no region argument of {whose} has a name (explain shows '-'): Legion knows a region only by a name "
                 "the program attaches to it, never by C++ variable names; select the argument by its index, "
                 f"`{format_statement(by_index)}` (task '{t.name}' has {args}), or name its region or partition in the "
-                'program: runtime->attach_name(region, "name")')
+                f'program: runtime->attach_name(region, "name"){rebuild}')
 
     @staticmethod
     def _every_point_hint(stmt, above: str) -> str:

@@ -276,7 +276,7 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     flags = ["--", *app_args] if app_args else []
     counts = counts_given(cpus, gpus)
     if app_spec:
-        from mapperopt.benchmarks.userapp import resolve_app
+        from mapperopt.benchmarks.userapp import built_as, resolve_app
 
         target = resolve_app(app_spec, keep_app_mapper=keep_app_mapper or None)
         if counts:  # refused as `run` refuses them
@@ -286,7 +286,7 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
                  *(("--keep-app-mapper",) if keep_app_mapper else ()), *counts, *flags)
         keep = ["--keep-app-mapper"] if keep_app_mapper else []
-        return target, dataclasses.replace(desc, given_as=given), \
+        return target, dataclasses.replace(desc, given_as=given, built=built_as(target)), \
             f"`{toolchain.command('run', '--app', app_spec, *keep, '--size', size, *counts, *flags)}`", \
             None  # to paste
     run_cmd = f"`{toolchain.command('run', bench, '--size', size, *counts, *flags)}`"
@@ -317,6 +317,20 @@ def beyond_legion(machine: MachineDescription, spec: str) -> str | None:
     return (f"warning: --machine {spec} has {procs} processors per node (its utility processor included); this Legion "
             f"build runs at most {limit} (its LEGION_MAX_NUM_PROCS): evaluated as given, but a run with this Legion "
             "on such a machine stops as it starts")
+
+
+def unused_gpus(app: AppDescription | None, machine: MachineDescription, spec: str) -> str | None:
+    """A note where --machine `spec` (`machine`) has GPUs but no task of `app` has a GPU variant (a CPU-only
+    program, for which `1x4`, one node of 4 GPUs and 1 CPU, is a machine of one CPU), with the spec that gives as
+    many CPUs instead. None otherwise, and without an application (a mapper checked alone)."""
+    gpus = machine.count("GPU")
+    kinds = sorted({kind for t in app.tasks for kind in t.variants}) if app is not None else []
+    if not gpus or "GPU" in kinds or not kinds:
+        return None
+    nodes, plural = machine.nodes, "s" if gpus != 1 else ""
+    return (f"note: {app.app}'s tasks have {' and '.join(kinds)} variants only: the {gpus} GPU{plural} of --machine "
+            f"{spec} {'are' if plural else 'is'} unused; `--machine {nodes}x0x{gpus}` describes {nodes} "
+            f"node{'s' if nodes != 1 else ''} of {gpus} CPU{plural}{' each' if nodes != 1 else ''}")
 
 
 def sized_machine(machine_spec: str, target, size: str, app_args=()) -> MachineDescription:
@@ -427,8 +441,7 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         notes.append(note)
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
-        if warning := beyond_legion(machine, machine_spec):
-            notes.append(warning)
+        notes += filter(None, (beyond_legion(machine, machine_spec), unused_gpus(app, machine, machine_spec)))
     else:
         try:
             machine = run_machine(target, size, tuple(app_args), cpus, gpus)
@@ -494,7 +507,7 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args, tim
                                                  timeout_s=timeout_s, tunables=text))
     tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t
                      for t in app.tunables)
-    return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as),
+    return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as, built=app.built),
             ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
 
@@ -1191,8 +1204,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
             click.echo(variants, err=True)
         if given is not None:
             given = sized_machine(machine_spec, bench, size, app_args)
-            if warning := beyond_legion(given, machine_spec):
-                click.echo(warning, err=True)
+            for note in filter(None, (beyond_legion(given, machine_spec), unused_gpus(app, given, machine_spec))):
+                click.echo(note, err=True)
         machine = given or load_machine(None, bench, size, tuple(app_args), cpus, gpus)
         printed, diags = io.StringIO(), []
         try:

@@ -346,6 +346,9 @@ class AppDescription:
         given_as: the options that gave this program to the command that checks a mapper against it (`--app X`,
             `--size S`, then `--` and the flags after it, if any), for hints to paste back; empty where unknown (not
             part of what the program describes).
+        built: a user's program's executable and when it was last written (`userapp.built_as`), for a hint that
+            names the program's missing region names: an executable older than its sources lacks names added since;
+            empty where unknown (not part of what the program describes).
     """
 
     app: str
@@ -356,6 +359,7 @@ class AppDescription:
     discovered_as: str | None = None
     own_mapper: str | None = None
     given_as: tuple[str, ...] = field(default=(), compare=False)
+    built: str = field(default="", compare=False)
 
     def task(self, name: str) -> TaskInfo | None:
         """The task named `name`, or None."""

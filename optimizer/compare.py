@@ -2469,7 +2469,9 @@ def under_table(summary: dict) -> list[str]:
 def start_line(summary: dict) -> str | None:
     """Where every run started (--start: a random program per seed, Legion's default mapping or the user's file) and
     how that start program scored in each run (`summarize`'s `start_scores`), so that a score
-    below 1 is not read as the optimizer's doing; None for a summary without them (written before they were)."""
+    below 1 is not read as the optimizer's doing; where a random start's failures are at least half of the failed
+    evaluations (each optimizer counts the shared start's), that, and --start default to try first. None for a
+    summary without them (written before they were)."""
     scores = summary.get("start_scores")
     start = summary.get("settings", {}).get("start")
     if not scores or start is None:
@@ -2482,6 +2484,14 @@ def start_line(summary: dict) -> str | None:
                      else f"0 in run {run} (it failed in iteration 1)" if x["score"] is None else
                      f"{x['score']:.2f} in run {run} (iteration 1's measurement / {named}'s first)"
                      for run, x in scores.items())
+    kinds = [k for name in summary.get("optimizers", {}) for k in (summary.get("failures") or {}).get(name, ())]
+    failed, shared = sum(k["count"] for k in kinds), sum(k.get("start") or 0 for k in kinds)
+    if start == "random" and shared and 2 * shared >= failed:
+        # a short comparison of a program that a random mapping breaks (a layout its kernels do not expect) says
+        # little of the optimizers: the start's failure is in every one's figure
+        return (f"Start: each run began from {where}, which scored {said}: that failed start is {shared} of the "
+                f"{failed} failed evaluations below, in every optimizer's figure alike; for a short comparison, "
+                "give --start default, which starts every run from Legion's default mapping.")
     return (f"Start: each run began from {where}, which scored {said}"
             + ("" if start == "default" else "; --start default starts from Legion's default mapping") + ".")
 

@@ -165,3 +165,34 @@ def test_aos_is_not_suggested_where_every_instance_of_several_fields_is_aos_alre
     assert "`Layout daxpy * * AOS;`" in explain(result).suggestion, explain(result).suggestion
     fb = explain(dataclasses.replace(result, dsl=DAXPY_DSL + "Layout daxpy 0 * AOS C_order;\n"))
     assert "`Layout daxpy * * Align==64;`" in fb.suggestion and "AOS;`" not in fb.suggestion, fb.suggestion
+
+
+_RAW_POINTERS = ("AOS suits only kernels that reach the fields through accessors: one that takes a raw pointer into a "
+                 "field and steps through it as SOA lays it out reads other fields under AOS")
+
+
+def _own_time(task: str) -> str:
+    return (f"The profile's seconds for '{task}' are its own code running on its processor (copies and waiting are "
+            "not in them): a mapping can move the task (to another processor kind, for which it needs a variant) or "
+            "change its instances' memory and layout, not the work its code does")
+
+
+def test_aos_advice_says_it_needs_accessors_and_the_heaviest_task_is_said_to_be_its_own_code(tmp_path):
+    """A user's program whose kernel takes a raw pointer into one field, as SOA lays it out, computed wrong numbers
+    under the suggested `Layout * * * AOS;`, and its heaviest task was slow in its own loop, which no mapping
+    shortens: the advice offering AOS says which kernels it suits, and the heaviest task's advice says that a mapping
+    moves its code, not speeds it. Neither where AOS is not offered or the counted tasks fill little of the run."""
+    result = daxpy_result(tmp_path)
+    fb = explain(result)
+    assert "`Layout daxpy * * AOS;`" in fb.suggestion and _RAW_POINTERS in fb.suggestion, fb.suggestion
+    assert fb.suggestion.index("`Layout * * * AOS;`") < fb.suggestion.index(_RAW_POINTERS), fb.suggestion
+    assert _own_time("daxpy") in fb.suggestion, fb.suggestion
+    fb = explain(dataclasses.replace(result, dsl=DAXPY_DSL + "Layout daxpy 0 * AOS C_order;\n"))
+    assert "AOS;`" not in fb.suggestion and "raw pointer" not in fb.suggestion, fb.suggestion
+    assert _own_time("daxpy") in fb.suggestion, fb.suggestion
+    # the counted tasks a sliver of the process's wall time: the time is elsewhere, and the advice says that instead
+    fb = explain(dataclasses.replace(result, time_s=1000 * result.time_s))
+    assert "can win back little" in fb.suggestion and "own code running" not in fb.suggestion, fb.suggestion
+    # a benchmark's heaviest task likewise (circuit's real profile, one CPU)
+    fb = explain(_profiled(1, 0, "-ll:csize 300"))
+    assert _own_time("calculate_new_currents") in fb.suggestion, fb.suggestion

@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from mapperopt.cli import main
 
 _R452 = re.compile(r"^\[mapperopt\] note R452: requirement (\d+) (?:\(.*?\) )?of task '(.*)': (\w+) skipped",
@@ -242,6 +244,37 @@ def test_trace_note_reads_the_program_a_script_runs_and_is_a_condition_where_unk
     assert ("if the program traces a loop (begin_trace/end_trace), the iterations Legion replays from it ask no "
             "mapper and have no lines") in flat, flat
     assert any("`-- -lg:no_physical_tracing`" in line for line in lines), lines
+
+
+def _next_word(text: str) -> str:
+    """The start of `text` that a wrap keeps whole: a backquoted command (after a parenthesis) or a word."""
+    quoted = re.match(r"\(?`[^`]*`\S*", text)
+    return quoted.group(0) if quoted else text.split(" ", 1)[0]
+
+
+@pytest.mark.parametrize("columns", [80, 100, 140])  # 100: a width this note's lines came out too long at
+def test_trace_note_wraps_once_at_the_value_columns_width(timed_exe, tmp_path, capsys, monkeypatch, columns):
+    """A measured run's table has keys wider than "run folder" ("90 % interval"): the note on traced-loop replays,
+    wrapped for a value column that wide, was wrapped again by the table, leaving a word alone on a line ("they").
+    Each of its lines but the last is now full: the next line's first word would not have fitted on it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setenv("TIMED_PROGRAM", str(timed_exe))
+    Path("m.dsl").write_text("Task * CPU;\n")
+    Path("hidden.sh").write_text('#!/bin/sh\nexec "$TIMED_PROGRAM" "$@"\n')  # its program unknown: the note's
+    Path("hidden.sh").chmod(0o755)                                            # longer, conditional form
+    assert main(["run", "--app", "./hidden.sh", "--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--mapper",
+                 "m.dsl", "--trace", "--repeats", "3", "--max-repeats", "3", "--out", "traced"]) == 0
+    rows = [line.split("│") for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+    assert "90 % interval" in [row[1].strip() for row in rows], rows
+    assert all(len("│".join(row)) <= columns for row in rows), rows
+    width = len(rows[0][2]) - 2  # the value column, less its padding
+    values = [row[2].strip() for row in rows]
+    first = next(i for i, value in enumerate(values) if value.startswith("if the program traces a loop"))
+    note = values[first:]
+    assert " ".join(note).endswith("(`-- -lg:no_physical_tracing` maps and traces every one)"), note
+    assert len(note) > 1 and all(len(line) + 1 + len(_next_word(after)) > width
+                                 for line, after in zip(note, note[1:])), (width, note)
 
 
 def test_a_continued_tune_does_not_say_its_journals_notes_again(timed_exe, tmp_path, capsys, monkeypatch):

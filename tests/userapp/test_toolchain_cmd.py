@@ -155,6 +155,36 @@ def test_the_cmake_build_docs_own_app_gives_builds_and_runs_a_program(tmp_path):
     assert any(re.search(r"-O[23]\b", p.read_text()) for p in rules), rules
 
 
+def test_the_cmake_configure_line_docs_own_app_gives_keeps_asserts(tmp_path):
+    """docs/own-app.md §2 says that CMake's Release build removes asserts (NDEBUG), which the g++ line keeps, and
+    gives the configure line that keeps them: a user's raw-pointer kernel guarded by an assert on its layout computed
+    wrong numbers silently in the Release build. With the docs' CMakeLists.txt, a program whose assert fails runs to
+    its end in the plain build and stops at the assert in the one the docs' line configures."""
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake on this machine")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "own-app.md").read_text()
+    section = doc[doc.index("## 2."):doc.index("## 3.")]
+    [lists] = [text for lang, text in re.findall(r"^```(\w*)\n(.*?)^```$", section, re.M | re.S) if lang == "cmake"]
+    [configure] = re.findall(r"`(cmake -S \. -B build -D[^`]*)`", section)
+    (tmp_path / "CMakeLists.txt").write_text(lists)
+    (tmp_path / "my_app.cc").write_text('#include <cassert>\n#include <cstdio>\n'
+                                        'int main() { assert(!"layout"); std::puts("ran to its end"); }\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+
+    def built_and_run(configure: str) -> subprocess.CompletedProcess:
+        folder = shlex.split(configure)[4]
+        script = (f"mapperopt toolchain --cmake > mapperopt.cmake && {configure} && cmake --build {folder} && "
+                  f'eval "$(mapperopt toolchain --env)" && ./{folder}/my_app')
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=600)
+
+    plain = built_and_run("cmake -S . -B plain")
+    assert plain.returncode == 0 and "ran to its end" in plain.stdout, (plain.stdout[-2000:], plain.stderr[-2000:])
+    kept = built_and_run(configure)
+    assert kept.returncode != 0 and "Assertion" in kept.stderr, (kept.stdout[-2000:], kept.stderr[-2000:])
+
+
 def test_the_docs_build_lines_optimise():
     """Every compile line the docs give with the printed flags builds an optimised program: `--cflags` has no -O, and
     the quick path's -O0 build ran the user's timed loop 1.75x slower, so a tune measured the wrong bottleneck."""

@@ -5,7 +5,11 @@ index, or a name attached in the program. Also a region written as a path (`data
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import time
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +42,25 @@ def test_a_region_name_of_a_program_that_names_none_gets_the_index_and_attach_na
     mapper.write_text(fixed + "\n")
     code, out = check(capsys, mapper, "--app", timed_exe)
     assert code == 0 and "E203" not in out, out
+
+
+def test_the_hint_asks_for_a_rebuild_naming_the_executables_date(tmp_path, timed_exe, capsys, monkeypatch):
+    """A user who added attach_name calls but did not rebuild was told to add them again: the hint now says to
+    rebuild a program whose sources attach names already, with the executable's date (`check` and `run` alike)."""
+    monkeypatch.chdir(tmp_path)
+    exe = tmp_path / "build" / "timed"
+    exe.parent.mkdir()
+    shutil.copy2(timed_exe, exe)
+    stamp = time.mktime((2026, 3, 4, 5, 6, 0, 0, 0, -1))  # local time, as the hint gives it
+    os.utime(exe, (stamp, stamp))
+    Path("m.dsl").write_text("Region work pieces CPU SYSMEM;\n")
+    rebuild = ("; if the program attaches names already, rebuild it (the executable build/timed is dated "
+               "2026-03-04 05:06)")
+    code, out = check(capsys, "m.dsl", "--app", "./build/timed")
+    assert code == 1 and f'runtime->attach_name(region, "name"){rebuild}' in out, out
+    assert main(["run", "--app", "./build/timed", "--mapper", "m.dsl", "--once", "--out", "run"]) != 0
+    out = capsys.readouterr()
+    assert rebuild in " ".join((out.out + out.err).split()), out
 
 
 def test_a_field_ids_enum_name_for_a_region_is_said_to_be_a_field(tmp_path, timed_exe, capsys):
