@@ -203,11 +203,15 @@ def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
     return _unused_and_references(program)[0]
 
 
-def _unused_and_references(program: A.Program) -> tuple[list, dict[int, set[str]]]:
-    """`unused_definitions(program)`, and the names each statement it read reads (by `id` of the statement). Each
-    statement is walked at most once, so the whole is linear in the program's size."""
+def _unused_and_references(program: A.Program, models: frozenset[str] = frozenset()
+                           ) -> tuple[list, dict[int, set[str]]]:
+    """`unused_definitions(program)`, and the names each statement it read reads (by `id` of the statement); with
+    `models`, the global names of these machine models count too (`grid = m.auto_split(0, (2, 2));`: W304 reports
+    them, but dropping one could drop an error its transformation raises at load). Each statement is walked at
+    most once, so the whole is linear in the program's size."""
     removable = [s for s in program.statements
-                 if isinstance(s, A.FuncDef) or (isinstance(s, A.Assign) and isinstance(s.value, A.MachineLit))]
+                 if isinstance(s, A.FuncDef) or (isinstance(s, A.Assign)
+                                                 and (isinstance(s.value, A.MachineLit) or s.name in models))]
     definitions: dict[str, list] = {}
     for s in removable:
         definitions.setdefault(s.name, []).append(s)
@@ -382,6 +386,8 @@ class _Checker:
         self.stream = stream
         self.app = app
         self.machine = machine
+        # how messages name the machine: the one a run sees, or the one --machine describes
+        self.here = (machine.given_as if machine is not None else "") or "this machine"
         # the region tree's nodes by name (a program's description; the ping-pong checks look names up often)
         self.tree = {n.name: n for n in app.region_tree} if app is not None else {}
         self.diags: list[Diagnostic] = []
@@ -491,6 +497,15 @@ class _Checker:
                      ("global assignments run once at start, before any task exists; use 'task' inside "
                       "def f(Task task) { ... }",))
             return
+        later = next((s for s in self.program.statements if isinstance(s, A.Assign) and s.name == name), None)
+        # assigned further down (not by the statement that reads it): the load phase runs in textual order
+        if top_level and later is not None and (later.loc.line, later.loc.col) > (loc.line, loc.col):
+            shown = abridged(name)
+            self.add("E201", f"variable '{shown}' is read before its assignment", loc,
+                     (f"assign '{shown}' before this statement (top-level statements run from top to bottom): "
+                      f"its first assignment, `{abridged(format_statement(later))}`, comes after it, on line "
+                      f"{later.loc.line}",), (f"'{shown}' is assigned at {later.loc}",))
+            return
         # Past the reported errors, skip the (costly) search for a close name.
         close = closest(name, visible) if self.errors <= MAX_ERRORS else None
         tasks = [p.name for p in self._function.params if p.type == "Task"] if self._function and not top_level else []
@@ -513,7 +528,7 @@ class _Checker:
                 # an empty model: its first index would be E205; the portable definition falls back to CPUs
                 what = "GPUs" if kind == "GPU" else f"{kind} processors"
                 hint = (f"add '{abridged(name)} = Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU);' at "
-                        f"top level (this machine has no {what}: Machine({kind}) alone is empty here)")
+                        f"top level ({self.here} has no {what}: Machine({kind}) alone is empty here)")
         else:
             hint = None
         self.add("E201", f"undefined variable '{abridged(name)}'", loc, (hint,))
@@ -1109,6 +1124,13 @@ class _Checker:
                             coords = [f"{p}.ipoint[{j}]" for j in range(dims.pop())]
                             hint = _dims_hint(format_expr(e.obj), t.n, coords, p)
                         count = None  # its length is the count meant: no second error for the count
+                    if (hint is None and t.name == "MSpace" and it.name == "tuple"
+                            and isinstance(item, (A.Name, A.Member))):  # `m[0, task.ipoint]`: a point, a shape
+                        hint = f"take one element of it, e.g. {format_expr(item)}[0]"
+                        if it.n is None or t.n is None or len(e.items) - 1 + it.n == t.n:  # the count may fit
+                            spread = dataclasses.replace(e, items=tuple(A.Unpack(x, loc=x.loc) if x is item else x
+                                                                        for x in e.items))
+                            hint += f", or unpack it, one index per element: {format_expr(spread)}"
                     self._type_error(f"an index must be an int, not {article(it.name)}", item.loc, hint, note)
                 if t.name == "MSpace" and it.const is not None and it.const < 0:
                     self.add("E205", f"machine index {it.const} is negative; machine models have no negative "
@@ -1184,7 +1206,8 @@ class _Checker:
                                      "skipped", k.loc)
         # A misspelt name (E200, E201) leaves what it meant unread: "never used" would precede and hide the cause.
         misspelt = any(d.code in ("E200", "E201") for d in self.diags)
-        unused, refs = ([], {}) if misspelt else _unused_and_references(self.program)
+        models = frozenset(n for n, t in self.global_types.items() if t.name == "MSpace")
+        unused, refs = ([], {}) if misspelt else _unused_and_references(self.program, models)
         users_of: dict[str, list] = {}  # name -> the unused definitions that read it, in source order (one pass)
         for u in unused:
             if id(u) not in refs:
@@ -2008,7 +2031,7 @@ class _Checker:
                     flag = {"CPUS": "-ll:cpu", "GPUS": "-ll:gpu"}.get(kind.rsplit("_", 1)[-1])
                     per = self.machine.per_node(kind.rsplit("_", 1)[-1][:-1]) if flag else None
                     self.add("W324", f"the program asked Legion's default mapper for tunable {t.id} "
-                                     f"(DEFAULT_TUNABLE_{kind}), answered {t.value} in discovery; on this machine it "
+                                     f"(DEFAULT_TUNABLE_{kind}), answered {t.value} in discovery; on {self.here} it "
                                      f"is {here}: the launch domains checked are discovery's, and a launch the "
                                      "program sizes from this tunable has other points here", whole,
                              ((f"check the launches of a run on these processors with `-- {flag} {per}` after the "
@@ -2071,7 +2094,7 @@ class _Checker:
                 for k in kinds:
                     if k.name not in ABSENT_KINDS and k.name not in seen:
                         seen.add(k.name)
-                        self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
+                        self.add("W303", f"processor kind '{k.name}' has no processors on {self.here} "
                                          f"({m.counts()}); it is skipped", k.loc,
                                  ("no other kind of the list has processors here either; list one every machine has "
                                   "after it, e.g. `Task * GPU,CPU;`",))
@@ -2086,7 +2109,7 @@ class _Checker:
                         # Said where the kind is of no use to the processor kind on a machine that has it either.
                         never = _never_seen(k.name, proc)
                         never = f", and {proc} processors never see it on any machine ({never})" if never else ""
-                        self.add("W302", f"memory kind '{k.name}' does not exist on this machine{never}; it is skipped",
+                        self.add("W302", f"memory kind '{k.name}' does not exist on {self.here}{never}; it is skipped",
                                  k.loc, _sized_hints([k.name]))
                 # A kind the machine has that the statement's processor kind never sees (FBMEM for CPUs) is as dead.
                 if proc is not None and procs(proc):
@@ -2094,8 +2117,8 @@ class _Checker:
                               and not m.visible(k.name, proc, 0, 0)]
                     if unseen and len(unseen) < len(s.memories):
                         for k in unseen:
-                            self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on this "
-                                             "machine; it is skipped", k.loc)
+                            self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on "
+                                             f"{self.here}; it is skipped", k.loc)
                     elif unseen:
                         # None seen: E222 where the requirements have no later memory to go on to, else W302, which
                         # waits for static evaluation to tell (`_unseen_statements`).
@@ -2117,7 +2140,7 @@ class _Checker:
             if proc != "GPU" and all(k.name == "FBMEM" for k in unseen):
                 hint += f", or write it for GPU tasks: `{format_statement(dataclasses.replace(s, proc=A.Kind('GPU')))}`"
             for k in unseen:
-                self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on this machine; it is "
+                self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on {self.here}; it is "
                                  "skipped", k.loc, (hint,))
 
     def _app_replication(self):
@@ -2157,7 +2180,7 @@ class _Checker:
             return
         for s in self.program.statements:
             if isinstance(s, A.ControlReplicateStmt):
-                self.add("W316", f"ControlReplicate has no effect on this machine ({self.machine.counts()}): it "
+                self.add("W316", f"ControlReplicate has no effect on {self.here} ({self.machine.counts()}): it "
                                  "makes one shard per node, and there is one node", s.loc, severity="note")
 
     def _only_absent_memories(self, s: A.RegionStmt) -> bool:
@@ -2179,7 +2202,7 @@ class _Checker:
                 return False
         self._absent_only.add(id(s))
         kinds = ", ".join(k.name for k in s.memories)
-        self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
+        self.add("E221", f"no memory kind of this statement exists on {self.here} ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
                  ("add a kind the machine has, e.g. FBMEM (the GPUs' framebuffer), after the others"
                   if isinstance(s.proc, A.Kind) and s.proc.name == "GPU" and exists("FBMEM") else
@@ -2265,7 +2288,7 @@ class _Checker:
             more = (f" (and {len(where) - 1} more requirement(s): {', '.join(where[1:4])}"
                     f"{', ...' if len(where) > 4 else ''})" if len(where) > 1 else "")
             self.add("E222", err.detail + more, stmt.loc, hints,
-                     (f"static evaluation on this machine ({self.machine.counts()}); at run time: R403 when the task "
+                     (f"static evaluation on {self.here} ({self.machine.counts()}); at run time: R403 when the task "
                       "is mapped",))
         self._virtual_for_leaves(ev, set(failing))
 
@@ -2613,7 +2636,11 @@ class _Checker:
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":
-            same = [dataclasses.replace(stmt, tasks=A.TaskSel(None), region=A.RegionSel(name=root), target=A.Star())
+            # AOS said where the variant's interleaving gave it (the statement gives only the Align): the others
+            # would stay SOA otherwise
+            order = () if any(c.name in ("SOA", "AOS") for c in stmt.constraints) else (A.Constraint("AOS"),)
+            same = [dataclasses.replace(stmt, tasks=A.TaskSel(None), region=A.RegionSel(name=root), target=A.Star(),
+                                        constraints=order + tuple(stmt.constraints))
                     for root in roots]
             # The statements that would still give the others their layout with `same` added (nearer names, a
             # processor or memory kind): following a hint of `same` alone would not change them.
@@ -2666,7 +2693,10 @@ class _Checker:
             elif all(format_statement(x) != shown for x in same):
                 hints.append("give every task that uses these fields the same layout, e.g. "
                              + " and ".join(f"`{format_statement(x)}`" for x in same))
-        if aligned:
+        # Without the Align, AOS of two or more fields still interleaves them (each field's stride is the element's):
+        # dropping it clears the warning only where every requirement it matched holds one field.
+        unpadded = all(_element_stride({**got, "align": None}, held) is None for _, got, held, *_ in padded.values())
+        if aligned and unpadded:
             # the statement that gives the Align (another than the one that gives AOS, where it says no interleaving)
             align_stmt = next(iter(padded.values()))[5] or stmt
             kept_constraints = tuple(c for c in align_stmt.constraints if c.name != "Align")
@@ -2674,7 +2704,7 @@ class _Checker:
                    "instead" if kept_constraints else f"remove `{format_statement(align_stmt)}`")
             fix += f" (line {align_stmt.loc.line})" if align_stmt is not stmt else ""
             hints.append(f"{'or ' if hints else ''}drop the Align: {fix}")
-        else:
+        elif any(c.name == "AOS" for c in stmt.constraints):  # not where the AOS is the variant's own
             soa = tuple(dataclasses.replace(c, name="SOA") if c.name == "AOS" else c for c in stmt.constraints)
             these = "this argument" if len(padded) == 1 else "these arguments"
             hints.append(f"{'or ' if hints else ''}keep {these} SOA: write "
@@ -2736,7 +2766,7 @@ class _Checker:
         its instance may go, `_instance_places`)."""
         against = f"against the layout constraint their {kind} variant registers"
         if self.machine is not None:
-            return (f"on this machine ({self.machine.counts()}) they run on {kind} (instances in {memory}), {against}")
+            return (f"on {self.here} ({self.machine.counts()}) they run on {kind} (instances in {memory}), {against}")
         kinds = _dedup_kinds(places)
         if certain:
             return f"they can run only on {', '.join(kinds)}, {against}"
@@ -2823,10 +2853,10 @@ class _Checker:
         shapes = {(u, t, k) for _, _, u, t, k in launches}
         if len(shapes) == 1:
             used, total, kind = shapes.pop()
-            runs = f"run{'s' if len(launches) == 1 else ''} on {used} of the {total} {kind}s of this machine: the " \
+            runs = f"run{'s' if len(launches) == 1 else ''} on {used} of the {total} {kind}s of {self.here}: the " \
                    f"other {total - used} get none of {'its' if len(launches) == 1 else 'their'} points"
         else:
-            runs = "each run on fewer than half the processors of their kind on this machine: " + ", ".join(
+            runs = f"each run on fewer than half the processors of their kind on {self.here}: " + ", ".join(
                 f"'{t}' on {u} of {n} {k}s" for t, _, u, n, k in launches)
         launch = "launch" if len(launches) == 1 else "launches"
         f = self.functions.get(stmt.func.name)
@@ -2940,12 +2970,12 @@ class _Checker:
         example, model = self._spread_example(stmt)
         self.add("W320", f"every point of the index {launch} of {quoted_names([t for t, _, _, _ in launches])} "
                          f"({each}) runs on node {node}, more points than {procs}: "
-                         f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
+                         f"{_node_range(idle)} of {self.here} {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
                  (f"spread the points over the nodes from {self._point_name(stmt)}, "
                   + (f"e.g. {'' if stmt.machine is None else f'with {stmt.func.name!r} returning '}`{example}`"
                      if example else _through_model(model))
-                  + ", or describe the machine meant with --machine",))
+                  + ("" if self.machine.given_as else ", or describe the machine meant with --machine"),))
 
     def _point_name(self, stmt) -> str:
         """How the function of IndexTaskMap statement `stmt` names the launch point: `task.ipoint` (its Task
@@ -2982,6 +3012,8 @@ class _Checker:
             hints += [self._empty_hint(kind) for kind in empty]
         elif code == "E205" and m and err.code == "R400":
             hints.append(self._modulo_hint(err, int(m[1]), err.dims))
+        elif err.code == "R405":
+            hints.append(self._one_node_hint(err, stmt))
         elif code == "E205" and (shown := re.match(r"tuple index -?\d+ out of range for (\(.*?\))", err.detail)):
             indexed = next((n.obj for s in self.program.statements for n in _walk_stmt(s)
                             if isinstance(n, A.Index) and n.loc == err.loc), None)
@@ -3019,7 +3051,7 @@ class _Checker:
             # running it on the returned kind is a fix only where the task has a variant for that kind
             other = f", or run it on {got}: Task {task} {got};" if info is None or got in info.variants else ""
             hints.append(f"return a processor of Machine({kind}), where '{task}' runs{other}")
-        notes = [f"static evaluation {what} on this machine ({self.machine.counts()}); at run time: {err.code}"]
+        notes = [f"static evaluation {what} on {self.here} ({self.machine.counts()}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")
         if top_level and err.code == "R406" and stmt is not None and stmt.tasks.names is None:
@@ -3027,6 +3059,19 @@ class _Checker:
         elif reads_parent and not top_level:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes, at_point=stmt is not None)
+
+    def _one_node_hint(self, err: DslRuntimeError, stmt) -> str:
+        """The hint for a processor set that spans nodes (R405) at `err.loc`, of mapping statement `stmt` (None at
+        load): for a model as Machine(K) makes it (dimension 0 the node), the set of one node's processors."""
+        index = next((n for s in self.program.statements for n in _walk_stmt(s)
+                      if isinstance(n, A.Index) and n.loc == err.loc), None)
+        model = format_expr(index.obj) if index is not None else "m"
+        if re.search(r" in Machine\(\w+\) \(", err.detail):  # not transformed
+            node = (f"{self._point_name(stmt)}[0] % {model}.size[0]" if isinstance(stmt, A.IndexTaskMapStmt)
+                    else "0")
+            return f"index the node with one value and its processors with '*', e.g. `{model}[{node}, *]`"
+        return (f"index the dimensions of `{model}` that span nodes with one value each, leaving '*' only where the "
+                "processors of one node differ")
 
     def _modulo_hint(self, err: DslRuntimeError, dim: int, dims: tuple[int, ...] = ()) -> str:
         """The hint for an index out of range (R400) in dimension `dim`: the indexing at `err.loc` with that index,
@@ -3054,7 +3099,7 @@ class _Checker:
             rewritten = f"`{model}[{', '.join(coords)}]`"
             if moduli and len(moduli) == len(wrap):
                 said = "; ".join(f"the modulus {v} is not the size of dimension {d}" for v, d in moduli)
-                return f"{said} on this machine: use the model's size, {rewritten}"
+                return f"{said} on {self.here}: use the model's size, {rewritten}"
             if len(wrap) > 1:
                 return f"reduce the indices modulo the sizes of those dimensions: {rewritten}"
             return f"reduce the index modulo the size of that dimension: {rewritten}"
@@ -3070,7 +3115,7 @@ class _Checker:
         for k in kinds:
             if k.name not in ABSENT_KINDS and k.name != "GPU" and k.name not in seen:
                 seen.add(k.name)
-                self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
+                self.add("W303", f"processor kind '{k.name}' has no processors on {self.here} "
                                  f"({self.machine.counts()}); it is skipped: {names} {goes} on with the kinds of the "
                                  f"`Task *` statements ({', '.join(dict.fromkeys(every_task))})", k.loc,
                          (f"it applies on a machine with {k.name} processors; --machine describes nodes, GPUs and "
@@ -3102,7 +3147,7 @@ class _Checker:
                  f"check on a machine with {what} (a run with Legion's {LEGION_PROC_FLAGS[kind]} N; --machine "
                  "describes nodes, GPUs and CPUs only, and one UTIL processor per node)" if kind in LEGION_PROC_FLAGS
                  else f"{kind} does not exist in mapperopt's Legion build")
-        return (f"this machine ({self.machine.counts()}) has no {what}, so Machine({kind}) is empty: fall "
+        return (f"{self.here} ({self.machine.counts()}) has no {what}, so Machine({kind}) is empty: fall "
                 f"back where it is, `Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU)`, or {other}")
 
 

@@ -336,7 +336,7 @@ def unused_gpus(app: AppDescription | None, machine: MachineDescription, spec: s
 def sized_machine(machine_spec: str, target, size: str, app_args=()) -> MachineDescription:
     """--machine's machine (`parse_machine_spec`) with the memories of a run of `target` (`sized_app`'s: a
     benchmark's name, a user's program, or None) at `size`: the size's csize, fsize and zsize, then the run's flags
-    after `--` (`app_args`), which override them as in the run.
+    after `--` (`app_args`), which override them as in the run; messages name it `--machine SPEC` (`given_as`).
 
     Raises:
         MapperoptError: the size does not exist; DescriptionError: as `parse_machine_spec`.
@@ -348,7 +348,8 @@ def sized_machine(machine_spec: str, target, size: str, app_args=()) -> MachineD
         sz = (load_config(target) if isinstance(target, str) else target.config).size(size)
         memories = tuple(a for flag, mib in (("-ll:csize", sz.csize), ("-ll:fsize", sz.fsize), ("-ll:zsize", sz.zsize))
                          if mib is not None for a in (flag, str(mib)))
-    return parse_machine_spec(machine_spec, (*memories, *app_args))
+    return dataclasses.replace(parse_machine_spec(machine_spec, (*memories, *app_args)),
+                               given_as=f"--machine {machine_spec}")
 
 
 def _cuda_variants(bench: str, desc: dict, gpus: bool) -> tuple[dict, str | None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import itertools
 import re
 import threading
 import unicodedata
@@ -721,6 +722,43 @@ def _unclosed_function(text: str, tokens: list[Token], token: Token, at_eof: boo
     return message, f"add '}}' after its return, at the end of line {semi.end_line}{shown}"
 
 
+_CLOSER = {"(": ")", "[": "]"}
+
+
+def _unclosed_brackets(text: str, tokens: list[Token], token: Token, at_eof: bool) -> tuple[str, str] | None:
+    """For an error where an expression's '(' or '[' is still open (`tokens`: those read before `token`) and
+    `token` cannot go on inside it (';', '}', a closer of the other kind, a statement that starts, the end of the
+    input): (what is wrong, naming each bracket left open and where; where to add the closers), else None."""
+    stack: list[Token] = []
+    for tok in tokens:
+        if tok.value in ("(", "[", "{"):
+            stack.append(tok)
+        elif tok.value in (")", "]", "}") and stack:
+            stack.pop()
+    open_ = list(itertools.takewhile(lambda t: t.value != "{", reversed(stack)))[::-1]  # this statement's
+    if not open_:
+        return None
+    # a statement that starts on a later line: a keyword, or a name assigned to
+    starts = not at_eof and token.line > tokens[-1].end_line and (
+        token.value in _STATEMENT_WORDS or token.type in ("DEF", "RETURN")
+        or (token.type == "IDENT" and re.match(r"\s*=(?!=)", text[token.end_pos:]) is not None))
+    mismatched = token.value in (")", "]") and token.value != _CLOSER[open_[-1].value]
+    if not (at_eof or token.type in ("SEMICOLON", "RBRACE") or mismatched or starts):
+        return None
+    outer = next((i for i in range(len(open_) - 1, -1, -1) if _CLOSER[open_[i].value] == token.value), None)
+    if mismatched and outer is not None:  # `f(m[0, 1);`: the ')' closes an outer bracket, the inner ones are open
+        open_ = open_[outer + 1:]
+    named = " and ".join(f"the '{t}' at line {t.line}, column {t.column}" for t in open_)
+    message = f"{named} {'is' if len(open_) == 1 else 'are'} not closed"
+    closers = "".join(_CLOSER[t.value] for t in reversed(open_))
+    if mismatched and outer is None:  # `m[0, 1)`: the closer mistyped
+        return message, f"close it with '{closers[0]}' instead of '{token}'"
+    prev = tokens[-1]
+    where = (f"at the end of line {prev.end_line}" if at_eof or token.line > prev.end_line
+             else f"before '{token}'")
+    return message, f"add '{closers}' {where}"
+
+
 def _current_statement(tokens: list[Token]) -> list[Token]:
     """The tokens of the statement being read: those after the last ';', '{' or '}'."""
     start = max((i + 1 for i, t in enumerate(tokens) if t.type in ("SEMICOLON", "LBRACE", "RBRACE")), default=0)
@@ -910,14 +948,20 @@ def _map_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
     return f"{said}: write {_statement_text([*head[:1 + n], names[0]])}"
 
 
-def _definition_name_hint(before: list[Token], word: str) -> str | None:
-    """For a reserved word naming a function (after `def`) or a parameter (in a `def`'s parameter list): another
-    name, its lowercase where that is free; else None."""
+def _definition_name_hint(before: list[Token], word: str, assigned: bool) -> str | None:
+    """For a reserved word naming a function (after `def`), a parameter (in a `def`'s parameter list), a variable
+    (assigned where a statement starts: `assigned`, the word followed by '=') or a comprehension's variable (after
+    `for`): another name, its lowercase where that is free; else None."""
     defs = [i for i, t in enumerate(before) if t.type == "DEF"]
-    if not defs or any(t.type == "LBRACE" for t in before[defs[-1]:]):
+    if defs and not any(t.type == "LBRACE" for t in before[defs[-1]:]):
+        what = "function" if before[-1].type == "DEF" else "parameter"
+    elif (assigned and (not before or before[-1].type in ("SEMICOLON", "LBRACE", "RBRACE"))) or (
+            before and before[-1].type == "FOR"):
+        what = "variable"
+    else:
         return None
     free = word.lower() if word.lower() not in A.RESERVED else f"{word}_"
-    return f"name the {'function' if before[-1].type == 'DEF' else 'parameter'} otherwise, e.g. '{free}'"
+    return f"name the {what} otherwise, e.g. '{free}'"
 
 
 def _region_list_hint(text: str, before: list[Token], token: Token) -> str | None:
@@ -1203,7 +1247,9 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                          exc.column, char, ("remove it, or replace it with a space",
                                             "whitespace is spaces, tabs and line breaks (\\n, \\r\\n or \\r); a form "
                                             "feed or vertical tab is not" if char in "\f\v" else None))
-        hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes",
+        # quotes a word processor or chat turned curly (pasted from a document)
+        curly = {q: "strings use straight double quotes: \"...\"" for q in "\u201c\u201d\u201e\u2018\u2019"}
+        hints = {**curly, "&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes",
                  "^": "there is no '^' operator: for a power multiply (x * x) or write the value; for the "
                       "exclusive or of two bools write a != b"}
         if char.isalnum():  # `café`: a letter, but not one of a name's
@@ -1230,6 +1276,16 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if ((not at_eof and (token.line > prev.end_line or token.type == "RBRACE")) or (at_eof and comment_after)):
             return error("E102", f"missing ';' after '{prev}'", prev.end_line, prev.end_column, str(prev),
                          (slash_hint, _ended_hint(text, tokens)), expected)
+
+    # A '(' or '[' left open where the statement (or the input) ends: the bracket is named, as an unclosed '{' is.
+    brackets = None if comment_after else _unclosed_brackets(text, tokens, token, at_eof)  # not a '//' cut
+    if brackets is not None:
+        message, hint = brackets
+        if at_eof:
+            return error("E105", f"unexpected end of input: {message}; expected {describe_expected(accepts)}",
+                         prev.end_line, prev.end_column, None, (hint,), expected)
+        return error("E100", f"unexpected '{token}': {message}; expected {describe_expected(accepts)}", token.line,
+                     token.column, str(token), (hint,), expected)
 
     # A function whose '}' is missing: where the next statement starts, its return read (after which the body must
     # end), or a statement that only goes at top level with no '}' after it, or the end of the input.
@@ -1282,6 +1338,10 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     # top-level statement starts, lexed as an assignment to the word (no '=' follows it: no assignment); at the
     # word, the statement keyword it stands for (a misspelling, or another system's name).
     top_level = sum(t.type == "LBRACE" for t in tokens) == sum(t.type == "RBRACE" for t in tokens)
+    # `task * CPU;`: a keyword in the wrong case, not an assignment (no '=' follows it): at the word, as a misspelling.
+    if keyword and word is prev and top_level and token.type != "EQUAL":
+        return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word), (keyword_hint,),
+                     expected)
     if word is not None and word is prev and not keyword and top_level:
         mapping = sorted(_STATEMENT_WORDS - {"def", "print"})
         meant = (_OTHER_NAMES.get(word.value) or _closest(word.value, mapping)
@@ -1342,7 +1402,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     if "IDENT" in accepts and tok_text in A.RESERVED and not misplaced:
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
                      (_swapped_kind_hint(text, tokens, token) or _map_kind_hint(text, tokens, token)
-                      or _definition_name_hint(tokens, tok_text),), expected)
+                      or _definition_name_hint(tokens, tok_text, assigned),), expected)
 
     # E107: a memory kind where only processor kinds fit, or the reverse (`Task t FBMEM;`, `Region * * CPU GPU;`).
     wrong_sort = _wrong_sort_of_kind(tok_text, accepts)
@@ -1403,6 +1463,10 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         kw, tasks = statement[0].value, text[statement[1].start_pos:prev.end_pos] if len(statement) > 1 else "T"
         hints.append(f"{kw} names the mapping function after the tasks: `{kw} {tasks} f;` with "
                      "def f(Task task) { ... }")
+    if token.type == "EQUAL" and prev is not None and prev.value in _STATEMENT_WORDS and (
+            len(tokens) < 2 or tokens[-2].type in ("SEMICOLON", "LBRACE", "RBRACE")):  # `Region = 3;`
+        hints.append(f"'{prev}' is a statement keyword, not a name: "
+                     f"{_definition_name_hint(tokens[:-1], str(prev), assigned=True)}")
     if token.type == "RETURN":
         hints.append("'return' is only allowed as the last statement of a function body")
     elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:

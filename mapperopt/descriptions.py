@@ -520,11 +520,14 @@ class MachineDescription:
         nodes: number of nodes (Legion address spaces).
         processors: per kind, the processor count of each node (`counts[node]`).
         memories: every memory, in Realm's order.
+        given_as: the option that described this machine to the command checking a mapper on it (`--machine 2x4`),
+            as its messages name it; empty for the machine a run sees ("this machine").
     """
 
     nodes: int
     processors: tuple[tuple[str, tuple[int, ...]], ...]
     memories: tuple[MemoryInfo, ...] = ()
+    given_as: str = field(default="", compare=False)
 
     def count(self, kind: str, node: int = 0) -> int:
         """Processors of `kind` on `node` (0 for a kind the description does not list)."""

@@ -229,10 +229,20 @@ def test_e201_top_level_scoping():
     d = only("x = y;\ny = 1;", "E201")
     assert at(d) == (1, 5)
     assert "no task" not in d.message
+    # assigned further down: said as for a function used before its definition, with where
+    assert d.message == "variable 'y' is read before its assignment", d.message
+    assert d.hints == ("assign 'y' before this statement (top-level statements run from top to bottom): its first "
+                       "assignment, `y = 1;`, comes after it, on line 2",), d.hints
+    assert d.notes == ("'y' is assigned at p.dsl:2:1",), d.notes
+    assert diags("y = 1;\nx = y;") == []  # the hint followed
+    assert only("x = 1; z = w; w = 2;", "E201").notes == ("'w' is assigned at p.dsl:1:15",)  # later on the line
+    # assigned nowhere, or first by the statement that reads it: as before
+    assert only("x = yy;\ny = 1;", "E201").message == "undefined variable 'yy'"
+    assert only("y = y + 1;", "E201").message == "undefined variable 'y'"
     d = only("x = task.ipoint;", "E201")
     assert "before any task exists" in d.hints[0]
     assert only("IndexTaskMap t m f;\nm = Machine(GPU);\ndef f(IPoint p, ISpace s, MSpace m) { return 0; }",
-                "E201").message == "undefined variable 'm'"
+                "E201").message == "variable 'm' is read before its assignment"
     # function bodies may use globals defined later
     assert diags("def f(Task task) { return m[0, 0]; }\nm = Machine(GPU);\nIndexTaskMap t f;") == []
     assert diags("x = tuple(i for i in (1, 2));") == []
@@ -511,6 +521,41 @@ def test_e206_index_made_a_tuple_lines_before():
     assert d.hints == () and d.notes == ()
 
 
+def test_e206_a_point_as_one_of_several_machine_indices(stencil):
+    """`mc[0, task.ipoint]`: one coordinate of it, or the point unpacked where its length fits the model; each
+    rewrite checks clean on stencil (1-D launches)."""
+    head = "Task * CPU;\nmc = Machine(CPU);\n"
+    src = head + "def f(Task task) { return mc[0, task.ipoint]; }\nIndexTaskMap stencil f;\n"
+    d = only(src, "E206", stencil)
+    assert d.hints == ("take one element of it, e.g. task.ipoint[0], or unpack it, one index per element: "
+                       "mc[0, *task.ipoint]",), d.hints
+    for fixed in ("mc[0, task.ipoint[0] % mc.size[1]]", "mc[0, *task.ipoint]"):
+        found = [x for x in diags(src.replace("mc[0, task.ipoint]", fixed), stencil, parse_machine_spec("1x0x4"))
+                 if x.is_error]
+        assert not found, (fixed, found)
+    # a 2-D model indexed by an int and a pair: unpacking gives three indices, so only one element is offered
+    d = only(head + "def f(Task t) { p = (1, 2); return mc[0, p]; }\n", "E206")
+    assert d.hints == ("take one element of it, e.g. p[0]",), d.hints
+
+
+def test_e205_a_processor_set_across_nodes_gets_one_nodes_set(stencil):
+    """`mc[*, 0]` on two nodes of one CPU: a set must be on one node; the hint takes one node's processors,
+    chosen from the point, which checks clean."""
+    two = parse_machine_spec("2x0x1")
+    src = "Task * CPU;\nmc = Machine(CPU);\ndef f(Task task) { return mc[*, 0]; }\nIndexTaskMap stencil f;\n"
+    d = only(src, "E205", stencil, two)
+    assert "processor set spans nodes [0, 1]" in d.message, d.message
+    assert d.hints == ("index the node with one value and its processors with '*', e.g. "
+                       "`mc[task.ipoint[0] % mc.size[0], *]`",), d.hints
+    fixed = src.replace("mc[*, 0]", "mc[task.ipoint[0] % mc.size[0], *]")
+    assert not [x for x in diags(fixed, stencil, two) if x.is_error]
+    # a transformed model: which dimensions are the node's, the hint cannot rewrite; it says what to do
+    src = src.replace("mc = Machine(CPU);", "mc = Machine(CPU).swap(0, 1);").replace("mc[*, 0]", "mc[0, *]")
+    d = only(src, "E205", stencil, two)
+    assert d.hints == ("index the dimensions of `mc` that span nodes with one value each, leaving '*' only where "
+                       "the processors of one node differ",), d.hints
+
+
 def test_e206_a_point_as_one_machine_index():
     """`m[task.ipoint]` is one error, at the tuple, whose hint unpacks it; a wrong count of ints hints the same."""
     found = [d for d in diags("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint]; }\nIndexTaskMap x f;")
@@ -687,7 +732,7 @@ def test_e215_e216_e217_e218_e219_e220(m14):
         "(here 3 and 2)" in d.hints[0], d.hints
     fixed = "mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).balance_split(0, 2);"
     assert not [x for x in diags(fixed, None, parse_machine_spec("1x0x3")) if x.is_error]
-    assert diags("m = Machine(GPU); x = m.split(1, 3);") == []
+    assert [d.code for d in diags("m = Machine(GPU); x = m.split(1, 3);")] == ["W304", "W304"]  # no E217 here
     assert only("x = (*1, 2);", "E218").message == "'*' unpacks a tuple, not an int"
     assert only("x = (1, 2)[*];", "E218").message == "a lone '*' is only allowed in a machine index"
     assert at(only("x = 1 / 0;", "E219")) == (1, 7)
@@ -1080,6 +1125,20 @@ def test_w304_notes_an_unused_machine_model_like_an_unused_function():
                                           "function 'spare' is defined but never used"]
     assert not [d for d in diags("m = Machine(CPU);\ndef f(Task t) { return 0; }\nIndexTaskMap a m f;")
                 if d.code == "W304"]  # read by the map statement's machine only
+
+
+def test_w304_notes_an_unused_transformed_machine_model():
+    """A model made by transforming another (`grid = mc.auto_split(...)`) and read by nothing was not noted, nor the
+    model only it reads: W304 notes both, as for `Machine(K)` alone; a used one is not noted."""
+    src = "Task * CPU;\nmc = Machine(CPU);\ngrid = mc.auto_split(0, (2, 2));\nmm = Machine(CPU);\n"
+    found = [(d.message, at(d), d.severity) for d in diags(src, None, parse_machine_spec("1x0x4")) if d.code == "W304"]
+    assert found == [("machine model 'mc' is used only by 'grid', which nothing uses", (2, 1), "note"),
+                     ("machine model 'grid' is defined but never used", (3, 1), "note"),
+                     ("machine model 'mm' is defined but never used", (4, 1), "note")], found
+    d = only("Task * CPU;\nb = Machine(CPU).balance_split(1, 2);", "W304")
+    assert d.message == "machine model 'b' is defined but never used", d.message
+    used = src + "def f(Task t) { return grid[0, 0, 0]; }\nIndexTaskMap stencil f;\n"
+    assert [d.message for d in diags(used) if d.code == "W304"] == ["machine model 'mm' is defined but never used"]
 
 
 def test_unused_definitions_are_only_what_nothing_reads():
@@ -2167,7 +2226,53 @@ def test_w330_hint_names_the_statements_that_keep_soa_never_the_flagged_one(circ
     assert d.hints[0].endswith("the reduction instances of distribute_charge (arguments 1 and 2) cannot take an AOS "
                                "layout padded by an Align (Realm's fill of such an instance crashes), so removing "
                                "or rewriting those lines does not help"), d.hints
-    assert d.hints[1] == "or drop the Align: write `Layout * all_nodes * AOS C_order;` instead", d.hints
+    # all_nodes has several fields: AOS without the Align still interleaves them, so the hint keeps them SOA
+    assert d.hints[1] == "or keep these arguments SOA: write `Layout * all_nodes * SOA C_order Align==64;` instead"
+    fixed = src.replace("AOS C_order;", "AOS C_order Align==64;").replace(
+        "Layout * all_nodes * AOS C_order Align==64;", "Layout * all_nodes * SOA C_order Align==64;")
+    assert not [x for x in diags(fixed, circuit, cpu) if x.code == "W330" or x.is_error], fixed
+
+
+def _followed(src: str, stmt: str, hint: str) -> str:
+    """`src` with W330's `hint` followed as written: `write `X` instead` replaces the line `stmt`; a statement the
+    hint gives otherwise (`e.g. `X``) is added."""
+    written = re.search(r"write `([^`]+)` instead", hint)
+    if written:
+        return src.replace(stmt, written[1])
+    return src + "".join(f"{x}\n" for x in re.findall(r"`([^`]+;)`", hint))
+
+
+def test_w330_hints_only_fixes_that_clear_it_for_circuits_wires(circuit):
+    """A user's `Layout calculate_new_currents rp_wires SYSMEM AOS C_order Align==64;`: W330's second hint said
+    "drop the Align", and following it gave W330 again (all_wires has 24 fields: AOS interleaves them with or
+    without an Align). Every hint, followed as written, clears W330 and adds no error."""
+    stmt = "Layout calculate_new_currents rp_wires SYSMEM AOS C_order Align==64;"
+    src = f"Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n{stmt}\n"
+    for machine in (parse_machine_spec("1x0x2"), None):
+        d = only(src, "W330", circuit, machine)
+        assert not any("drop the Align" in h for h in d.hints), d.hints
+        assert d.hints[1] == ("or keep this argument SOA: write `Layout calculate_new_currents rp_wires SYSMEM SOA "
+                              "C_order Align==64;` instead"), d.hints
+        for hint in d.hints:
+            fixed = _followed(src, stmt, hint)
+            assert fixed != src, hint
+            found = [x for x in diags(fixed, circuit, machine) if x.code == "W330" or x.is_error]
+            assert not found, (hint, found)
+
+
+def test_w330_where_the_variant_gives_aos_the_hint_says_aos():
+    """A program whose variant asks AOS for an argument on two fields and a mapper that gives it only an Align: the
+    same layout for every task needs the AOS said (the others are SOA by default), and neither dropping the Align
+    nor SOA (against the variant: E223) is a fix. The hint, followed, clears W330."""
+    app = _spmv_like()
+    tasks = tuple(replace(t, regions=tuple(replace(r, interleave="AOS") if r.index == 2 else r for r in t.regions))
+                  if t.name == "spmv" else t for t in app.tasks)
+    app, cpu = replace(app, tasks=tasks), parse_machine_spec("1x0x1")
+    stmt = "Layout spmv x_ghost * Align==32;"
+    src = f"Task * CPU;\n{stmt}\n"
+    d = only(src, "W330", app, cpu)
+    assert d.hints == ("give every task that uses these fields the same layout, e.g. `Layout * vec * AOS Align==32;`",)
+    assert not [x for x in diags(_followed(src, stmt, d.hints[0]), app, cpu) if x.code == "W330" or x.is_error]
 
 
 def test_w330_says_when_the_copy_can_crash_not_that_it_does(circuit):

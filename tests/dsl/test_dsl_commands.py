@@ -58,17 +58,17 @@ def test_check_warns_of_a_memory_kind_the_machine_lacks_before_one_it_has(tmp_pa
     no error. With GPUs, FBMEM exists but no CPU sees it: W302 says that instead."""
     path = tmp_path / "fb-first.dsl"
     path.write_text("Region * * CPU FBMEM,SYSMEM;\n")
-    absent = (f"{path}:1:16: warning[W302]: memory kind 'FBMEM' does not exist on this machine, and CPU processors "
-              "never see it on any machine (FBMEM is a GPU's memory); it is skipped")
-    for extra in ((), ("--machine", "1x0x2")):
+    for extra, here in (((), "this machine"), (("--machine", "1x0x2"), "--machine 1x0x2")):
+        absent = (f"{path}:1:16: warning[W302]: memory kind 'FBMEM' does not exist on {here}, and CPU processors "
+                  "never see it on any machine (FBMEM is a GPU's memory); it is skipped")
         result = run("check", str(path), "--bench", "circuit", *extra)
         assert result.exit_code == 0 and absent in result.output, result.output
         assert f"{path}: 0 error(s), 1 warning(s)" in result.output, result.output
     assert "machine: this one (" in run("check", str(path), "--bench", "circuit").output  # the premise: probed
     result = run("check", str(path), "--bench", "circuit", "--machine", "1x4")
     assert result.exit_code == 0, result.output
-    assert (f"{path}:1:16: warning[W302]: memory kind 'FBMEM' is not visible from CPU processors on this machine; it "
-            "is skipped") in result.output, result.output
+    assert (f"{path}:1:16: warning[W302]: memory kind 'FBMEM' is not visible from CPU processors on --machine 1x4; "
+            "it is skipped") in result.output, result.output
     path.write_text("Region * * GPU FBMEM,SYSMEM;\n")  # GPUs see both: nothing to say
     assert run("check", str(path), "--bench", "circuit", "--machine", "1x4").output.startswith(f"{path}: ok")
 
@@ -294,18 +294,40 @@ def test_check_summary_counts_notes_apart_from_warnings(tmp_path):
 
 def test_check_names_the_machine_in_one_wording(tmp_path):
     """The diagnostics, the summary's machine line and explain say the machine in the same words (W303 said "1x0x1",
-    the summary "1 node of 1 CPU")."""
+    the summary "1 node of 1 CPU"); with --machine, as the summary names it, not "this machine" (the one a run sees)."""
     path = tmp_path / "g.dsl"
     path.write_text("ControlReplicate calc;\nTask * GPU;\n")
     result = run("check", str(path), "--machine", "1x0x1")
-    assert "processor kind 'GPU' has no processors on this machine (1 node of 1 CPU); it is skipped" in result.output
-    assert "ControlReplicate has no effect on this machine (1 node of 1 CPU)" in result.output, result.output
+    assert "processor kind 'GPU' has no processors on --machine 1x0x1 (1 node of 1 CPU); it is skipped" in \
+        result.output, result.output
+    assert "ControlReplicate has no effect on --machine 1x0x1 (1 node of 1 CPU)" in result.output, result.output
+    assert "this machine" not in result.output, result.output
     assert "machine: --machine 1x0x1, 1 node of 1 CPU (memories SYSMEM 512 MiB)" in result.output
     assert "1x0x1" not in result.output.replace("--machine 1x0x1", "")
     # explain too (it said "1 node(s), per node CPU 1")
     path.write_text("Task * CPU;\n")
     result = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x1")
     assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 256 MiB)\n"), result.output
+
+
+def test_check_with_machine_names_it_in_notes_and_advises_no_machine(tmp_path):
+    """With --machine, the static evaluation's notes and W320 said "this machine", and W320 advised to "describe the
+    machine meant with --machine", which was given: they name --machine's machine, and W320 advises the spread
+    alone. Without --machine (the checker's own use), the advice stays."""
+    path = tmp_path / "one-node.dsl"
+    path.write_text("Task * CPU;\nmc = Machine(CPU);\ndef f(Task task) { return mc[0, 0]; }\nIndexTaskMap stencil f;\n")
+    result = run("check", str(path), "--bench", "stencil", "--machine", "4node,1cpu")
+    assert result.exit_code == 0, result.output
+    assert "nodes 1-3 of --machine 4node,1cpu get none of them" in result.output, result.output
+    hints = [line for line in result.output.splitlines() if line.startswith("  hint:")]
+    assert hints and not any("--machine" in h for h in hints), hints
+    path.write_text("Task * CPU;\nmc = Machine(CPU);\n"  # one CPU a node: the divisor is 0
+                    "def f(Task task) { return mc[0, task.ipoint[0] / (mc.size[1] - 1)]; }\nIndexTaskMap stencil f;\n")
+    result = run("check", str(path), "--bench", "stencil", "--machine", "2x4")
+    assert result.exit_code == 1, result.output
+    assert ("note: static evaluation of task 'stencil' on --machine 2x4 (2 nodes of 1 CPU and 4 GPUs each); at run "
+            "time: R401") in result.output, result.output
+    assert "this machine" not in result.output, result.output
 
 
 def test_check_syntax_error(tmp_path):

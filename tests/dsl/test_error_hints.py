@@ -84,6 +84,12 @@ TRIGGERS = {
 
 # More inputs for codes reported in several places (each place has its own hint).
 MORE = [
+    ("E100", "Region = 3;\n", None, None),
+    ("E104", "print(\u201cx {}\u201d, 1);\n", None, None),
+    ("E109", "CPU = 3;\n", None, None),
+    ("E205", "Task * CPU;\nmc = Machine(CPU);\ndef f(Task task) { return mc[*, 0]; }\nIndexTaskMap stencil f;\n",
+     "stencil", "2x0x1"),
+    ("E206", "mc = Machine(CPU);\ndef f(Task task) { return mc[0, task.ipoint]; }\n", None, None),
     ("E206", "x = (1, True);\n", None, None),
     ("E206", "x = tuple(y for y in 3);\n", None, None),
     ("E206", "x = tuple(y > 0 for y in (1, 2));\n", None, None),

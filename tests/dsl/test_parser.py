@@ -255,7 +255,14 @@ ERRORS = [
      "'//' starts a comment; integer division is '/'"),
     ("x = f(a // b);\n\ny = 1;", "E100", 3, 1, "unexpected 'y'", "integer division is '/'"),
     ("x = f(a // b);", "E105", 1, 8, "unexpected end of input", "integer division is '/'"),
-    ("for = 1;", "E109", 1, 1, "reserved word 'for' cannot be used as a name", None),
+    # A reserved word as a variable's name (assigned, or a comprehension's): another name.
+    ("for = 1;", "E109", 1, 1, "reserved word 'for' cannot be used as a name",
+     "name the variable otherwise, e.g. 'for_'"),
+    ("CPU = 3;", "E109", 1, 1, "reserved word 'CPU'", "name the variable otherwise, e.g. 'cpu'"),
+    ("def f(Task t) {\n  GPU = 1;\n  return 1;\n}", "E109", 2, 3, "reserved word 'GPU'",
+     "name the variable otherwise, e.g. 'gpu'"),
+    ("x = tuple(GPU for GPU in (1, 2));", "E109", 1, 19, "reserved word 'GPU'",
+     "name the variable otherwise, e.g. 'gpu'"),
     ("def f(Task int) { return 1; }", "E109", 1, 12, "reserved word 'int'", None),
     # A statement keyword where a function or parameter is named is a name chosen, not a statement misplaced.
     ("def Task(Task t) { return 1; }", "E109", 1, 5, "reserved word 'Task' cannot be used as a name",
@@ -286,8 +293,24 @@ ERRORS = [
     ("def f(Task t) {\n  for x in t.ipoint {", "E100", 2, 3, "no 'for' statement", "tuple(e for x in t)"),
     ("x = 1 if y else 2;", "E100", 1, 7, "unexpected 'if'", "c ? a : b"),
     ("lin = if x then 1 else 0;", "E100", 1, 7, "the DSL has no 'if' expression", "c ? a : b"),
-    ("task * GPU,CPU;", "E100", 1, 6, "unexpected '*'", "keywords are case-sensitive: did you mean 'Task'?"),
-    ("Task * CPU;\nindexTaskMap * f;", "E100", 2, 14, "unexpected '*'", "did you mean 'IndexTaskMap'?"),
+    # A keyword in the wrong case: at the word, as a misspelt one (it is no assignment: no '=' follows it).
+    ("task * GPU,CPU;", "E100", 1, 1, "unknown statement 'task'", "keywords are case-sensitive: did you mean 'Task'?"),
+    ("Task * CPU;\nindexTaskMap * f;", "E100", 2, 1, "unknown statement 'indexTaskMap'",
+     "did you mean 'IndexTaskMap'?"),
+    ("Instancelimit stencil 2;", "E100", 1, 1, "unknown statement 'Instancelimit'", "did you mean 'InstanceLimit'?"),
+    # A statement keyword assigned to: another name.
+    ("Region = 3;", "E100", 1, 8, "unexpected '='", "'Region' is a statement keyword, not a name: name the variable "
+     "otherwise, e.g. 'region'"),
+    # A '(' or '[' left open where the statement ends: named with where it is, as an unclosed '{' is.
+    ("def f(Task task) {\n    return m[task.ipoint[0] % m.size[0];\n}", "E100", 2, 40,
+     "unexpected ';': the '[' at line 2, column 13 is not closed; expected ',', ':' or ']'", "add ']' before ';'"),
+    ("x = (1, 2;", "E100", 1, 10, "the '(' at line 1, column 5 is not closed", "add ')' before ';'"),
+    ("x = f(m[0, 1);", "E100", 1, 13, "the '[' at line 1, column 8 is not closed", "add ']' before ')'"),
+    ("x = m[0, 1);", "E100", 1, 11, "the '[' at line 1, column 6 is not closed", "close it with ']' instead of ')'"),
+    ("x = (1, 2\ny = 3;", "E100", 2, 1, "the '(' at line 1, column 5 is not closed", "add ')' at the end of line 1"),
+    ("x = (1, (2", "E105", 1, 11, "the '(' at line 1, column 5 and the '(' at line 1, column 9 are not closed",
+     "add '))' at the end of line 1"),
+    ("x = (1\n  2);", "E100", 2, 3, "unexpected '2'; expected ')'", None),  # a ',' missing, not a ')'
     # An unknown word then a name where a statement starts: the statement keyword it stands for, at the word.
     ("Task * CPU;\nCollectMemeory calculate_new_currents rp_wires;", "E100", 2, 1, "unknown statement "
      "'CollectMemeory'", "did you mean 'CollectMemory'?"),
@@ -322,6 +345,10 @@ ERRORS = [
     ("Task * CPU;\nRegion * *\ufeff CPU SYSMEM;", "E104", 2, 11, "a byte order mark (U+FEFF) at line 2, column 11",
      "remove it"),
     ("x = 1;\u00a0y = 2;", "E104", 1, 7, "unrecognized character U+00A0 (NO-BREAK SPACE)", None),
+    # quotes a document or chat turned curly
+    ('print(\u201cmachine {}\u201d, 1);', "E104", 1, 7, "unrecognized character '\u201c'",
+     'strings use straight double quotes: "..."'),
+    ("print(\u2018a\u2019);", "E104", 1, 7, "unrecognized character '\u2018'", "strings use straight double quotes"),
     # control characters have no Unicode name: named as C does; a form feed or vertical tab is not whitespace here
     ("Task * CPU;\f\nx = 1;", "E104", 1, 12, "unrecognized character U+000C (FORM FEED)",
      "whitespace is spaces, tabs and line breaks"),
