@@ -1235,8 +1235,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           f"another executable: {words}; a tuning is never continued or extended with "
                           "another build (its measurements would be mixed with the new one's), so this command "
                           "starts a new run, in {}. To extend that one instead, first put back the executable it "
-                          "was made with, then: " + shlex.join(["mapperopt", "tune", "--resume", str(root),
-                                                                "--iters", str(done + (iters or 10))]))
+                          "was made with, then: " + toolchain.command("tune", "--resume", root, "--iters",
+                                                                       done + (iters or 10)))
             finished = None if finished == root else finished  # its extension would be refused: not offered
         for root, model in _other_endpoint(runs_dir, bench, request, iters):  # said before the endpoint's check
             console.print(f"Note: {root} holds {_tuning_state(root, bench)} made with another language model or "
