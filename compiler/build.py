@@ -24,7 +24,7 @@ from mapperopt.compiler.codegen import CODEGEN_VERSION, comment_text, generate
 from mapperopt.dsl import ast as A
 from mapperopt.dsl import check, parse
 from mapperopt.dsl.parser import require_utf8_name
-from mapperopt.dsl.errors import CheckError, render_all
+from mapperopt.dsl.errors import CheckError
 from mapperopt.errors import BuildError
 from mapperopt.files import write_atomically
 

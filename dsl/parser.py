@@ -15,7 +15,6 @@ import re
 import threading
 import unicodedata
 from importlib import resources
-from pathlib import Path
 
 import lark
 from lark import Token
