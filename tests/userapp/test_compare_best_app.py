@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+from pathlib import Path
 
 from mapperopt.cli import main
 
@@ -83,13 +84,10 @@ def test_compare_of_an_own_program_gives_the_run_command_of_its_best_mapper(time
     assert "timed with the best.dsl mapper" in ran and "│ status │ ok │" in ran, ran
 
 
-def test_compare_does_not_recommend_a_gain_that_a_mapper_mapping_as_the_default_one_measured(timed_exe, tmp_path,
-                                                                                             capsys, monkeypatch,
-                                                                                             final_measured_as):
-    """A comparison whose best maps exactly as Legion's default mapper (`Task * CPU; Region * * CPU SYSMEM;`) said
-    "Next: use it" for its score of 1.18 with an interval above 1: a mapper with the reference's mapping measures
-    the machine's noise, not a gain. Its runs start from Legion's default mapping and stop there (--iters 1); their
-    final figures are set to 1.3x the default mapper's, from steady executions of a second each."""
+def _compare_scored(score: float, timed_exe, tmp_path, capsys, monkeypatch, final_measured_as) -> tuple[Path, str]:
+    """A comparison of timed.cc by random search from Legion's default mapping (--iters 1: its best maps as the
+    default mapper does), its final figures set to `score` times the default mapper's, from steady executions of a
+    second each, then reported again: its folder and the report's standard output."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("COLUMNS", raising=False)
     app = ["--app", str(timed_exe), "--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
@@ -98,10 +96,21 @@ def test_compare_does_not_recommend_a_gain_that_a_mapper_mapping_as_the_default_
                  "-reps", "2"]) == 0
     capsys.readouterr()
     [folder] = (tmp_path / "runs").glob("*/compare-*")
-    final_measured_as(folder, 1.3, time_s=1.0)
+    final_measured_as(folder, score, time_s=1.0)
     assert main(["compare", *app, "--resume", str(folder), "--report-only", "--final-rounds", "3", "--",
                  "-reps", "2"]) == 0
     out = capsys.readouterr().out
+    return folder, out
+
+
+def test_compare_does_not_recommend_a_gain_that_a_mapper_mapping_as_the_default_one_measured(timed_exe, tmp_path,
+                                                                                             capsys, monkeypatch,
+                                                                                             final_measured_as):
+    """A comparison whose best maps exactly as Legion's default mapper (`Task * CPU; Region * * CPU SYSMEM;`) said
+    "Next: use it" for its score of 1.18 with an interval above 1: a mapper with the reference's mapping measures
+    the machine's noise, not a gain. Its runs start from Legion's default mapping and stop there (--iters 1); their
+    final figures are set to 1.3x the default mapper's, from steady executions of a second each."""
+    folder, out = _compare_scored(1.3, timed_exe, tmp_path, capsys, monkeypatch, final_measured_as)
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["same_as_reference"] == ["random-1"], summary
     [interval] = summary["score_intervals"].values()
@@ -125,18 +134,7 @@ def test_compare_says_plainly_that_a_best_not_shown_better_maps_as_the_default_m
     """A comparison whose best maps exactly as Legion's default mapper, with a score not shown above 1, said only
     "not shown better than Legion's default mapper": a user takes its best.dsl for a mapping of its own. The line
     says it is the default mapper's own mapping."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("COLUMNS", raising=False)
-    app = ["--app", str(timed_exe), "--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
-    assert main(["compare", *app, "--optimizers", "random", "--runs", "1", "--iters", "1", "--start", "default",
-                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs", "--",
-                 "-reps", "2"]) == 0
-    capsys.readouterr()
-    [folder] = (tmp_path / "runs").glob("*/compare-*")
-    final_measured_as(folder, 0.95, time_s=1.0)
-    assert main(["compare", *app, "--resume", str(folder), "--report-only", "--final-rounds", "3", "--",
-                 "-reps", "2"]) == 0
-    out = capsys.readouterr().out
+    folder, out = _compare_scored(0.95, timed_exe, tmp_path, capsys, monkeypatch, final_measured_as)
     assert json.loads((folder / "summary.json").read_text())["same_as_reference"] == ["random-1"]
     [line] = [line for line in out.splitlines() if line.startswith("Best mapper")]
     assert line.endswith("(0.95, Legion's default mapper's = 1), but not shown better than Legion's default mapper "
