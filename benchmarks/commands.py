@@ -604,14 +604,15 @@ def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[
         yield lambda known: name.__setitem__(0, known)
 
 
-def _echo_mapper_prints(result: RunResult) -> None:
+def echo_mapper_prints(result: RunResult, what: str = "the mapper", later: str = "") -> bool:
     """The lines that the DSL mapper's print statements wrote in the run's first execution that printed any, on
-    stderr as `check` shows those of its static evaluation, naming the file that holds them all (the program's
-    stderr, kept in the run folder, where the runtime writes them among Legion's lines)."""
+    stderr as `check` shows those of its static evaluation (`what`: whose, as the header names it), naming the file
+    that holds them all (the program's stderr, kept in the run folder, where the runtime writes them among Legion's
+    lines) and then `later` (where others are, e.g. tune's later iterations). Returns whether there were any."""
     from mapperopt.dsl.commands import echo_printed
 
     if not result.dsl or not result.run_dir:
-        return
+        return False
     for attempt in result.attempts:
         file = Path(result.run_dir) / attempt.stderr
         if not attempt.stderr or not file.is_file():
@@ -620,8 +621,9 @@ def _echo_mapper_prints(result: RunResult) -> None:
         if lines:
             several = (f"; each of the {len(result.attempts)} executions has its own stderr file"
                        if len(result.attempts) > 1 else "")
-            echo_printed("\n".join(lines), "the mapper", f"from the program's stderr, {file}{several}", f" in {file}")
-            return
+            echo_printed("\n".join(lines), what, f"from the program's stderr, {file}{several}{later}", f" in {file}")
+            return True
+    return False
 
 
 @click.command(cls=BenchCommand)
@@ -725,7 +727,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
     if warnings.is_file():  # on stderr: with --json, stdout is the result alone
         click.echo(wrap_diagnostics(warnings.read_text()), err=True, nl=False)
-    _echo_mapper_prints(result)
+    echo_mapper_prints(result)
     from mapperopt.optimizer.measured_at import measured_elsewhere
 
     elsewhere = measured_elsewhere(bench, mapper, result)  # a mapper that a tuning or comparison measured

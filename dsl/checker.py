@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from mapperopt import toolchain
-from mapperopt.descriptions import AppDescription, MachineDescription
+from mapperopt.descriptions import AppDescription, MachineDescription, OtherRegions
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import MAX_ERRORS, Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
@@ -255,6 +255,54 @@ def map_kinds(program: A.Program) -> list[str | None]:
             t = t if t.name in ("processor", "processor set") else UNKNOWN
         out.append(t.kind)
     return out
+
+
+def launch_counts_text(launches: dict[str, int]) -> str:
+    """A task's launches in discovery (`TaskInfo.launches`), e.g. `40 index launches and 1 single launch`."""
+    return " and ".join(f"{n} {kind} launch{'es' if n != 1 else ''}" for kind, n in launches.items())
+
+
+def launch_groups_text(other: tuple[OtherRegions, ...], unlisted: int, by_kind: bool) -> list[str]:
+    """Which launches differ from the one a description shows in which arguments (`other`, `unlisted`:
+    `TaskInfo.other_regions`, `TaskInfo.other_unlisted`), a phrase per group: `launches 2, 4, ..., 40 differ in arg
+    0 (region next_ghost) and arg 1 (region cur_blocks)`, then `3 other launches on other regions` where some are
+    unlisted; launches numbered by kind (`index launches ...`) where `by_kind`, for a task with both kinds."""
+    groups = []
+    for group in other:
+        numbers, n = _launch_numbers(group, by_kind)
+        groups.append(f"{numbers} differ{'s' if n == 1 else ''} in "
+                      + " and ".join(f"arg {i} ({_regions_text(names)})" for i, names in group.args))
+    if unlisted:
+        groups.append(f"{unlisted} other launch{'es' if unlisted != 1 else ''} on other regions")
+    return groups
+
+
+def _launch_numbers(group: OtherRegions, by_kind: bool) -> tuple[str, int]:
+    """`group`'s launches as explain names them, `launches 2, 4, ..., 40` (`index launches ...`
+    where `by_kind`: the task has launches of both kinds, numbered by kind), and how many they are."""
+    parts, count = [], 0
+    for first, last, step in group.launches:
+        n = (last - first) // step + 1
+        count += n
+        parts.append(f"{first}-{last}" if step == 1 and n > 2 else f"{first}, {first + step}, ..., {last}" if n > 3
+                     else ", ".join(map(str, range(first, last + 1, step))))
+    return f"{group.kind + ' ' if by_kind else ''}launch{'es' if count > 1 else ''} {', '.join(parts)}", count
+
+
+SHOWN_NAMES = 3  # of the regions an argument's points use on other launches: a launch over many named blocks has many
+
+
+def _regions_text(names: tuple[str | None, ...]) -> str:
+    """The regions an argument of other launches is on (`OtherRegions.args`), as a statement selects them:
+    `region next_ghost`, `regions block_4, block_5, block_6 and 5 more`, `an unnamed region`, `none` (no such
+    argument)."""
+    if not names:
+        return "none"
+    if names == (None,):
+        return "an unnamed region"
+    shown = [selector_name(n) if n is not None else "an unnamed one" for n in names[:SHOWN_NAMES]]
+    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    return f"region{'s' if len(names) > 1 else ''} {', '.join(shown)}{more}"
 
 
 def _references(s) -> set[str]:
@@ -1735,8 +1783,9 @@ class _Checker:
 
     def _alternating(self, s, name: str, scope) -> None:
         """W328: statement `s` selects by `name` a requirement (at or below region R) of a task of `scope` that also
-        has a requirement on R's ping-pong partner: a later launch that swaps them (discovery records the first
-        only) has `name` in the other argument's chain, so the statement covers some of the launches only."""
+        has a requirement on R's ping-pong partner: a launch that swaps them has `name` in the other argument's chain,
+        so the statement covers some of the launches only. Which of discovery's launches differ in the two arguments
+        is said where the description compared them (`TaskInfo.other_regions`), else that it is not known."""
         if not self.app.discovered_as:
             return
         tree = self.tree
@@ -1756,19 +1805,36 @@ class _Checker:
                         f"argument {r.index} on every launch" if s.tasks.names is not None and len(scope) == 1 else
                         f"a statement for task '{t.name}' alone can select argument {r.index} by its index on every "
                         "launch")
-                # One name for each thing: the name selected (a partition: with its region), the partner region;
-                # discovery saw one launch, so whether any launch swaps the two is not known: said as such.
+                # One name for each thing: the name selected (a partition: with its region), the partner region.
                 what = f"region '{region}'" if name == region else f"'{name}' (a partition of region '{region}')"
                 # swapped, the other argument is under `region` but in the partition it uses then, not `name`'s
                 there = f"argument {q.index} on it" if name == region else (
                     f"argument {q.index} on it only where that argument is in '{name}' itself (on the first launch "
                     f"it is in '{q.names[0]}'), else no argument")
+                known = self._swaps_known(t, (r.index, q.index), name, there)
                 self.add("W328", f"{what} selects argument {r.index} of task '{t.name}'; argument {q.index} is on "
                                  f"region '{partner}', a possible ping-pong partner of '{region}' (the same "
-                                 f"{self._shared(region, partner)}): if a later launch swaps them, '{name}' selects "
-                                 f"{there}; discovery records each task's first launch only, so it cannot tell "
-                                 "whether any launch swaps them", s.region.loc, (hint,))
+                                 f"{self._shared(region, partner)}): {known}", s.region.loc, (hint,))
                 return
+
+    @staticmethod
+    def _swaps_known(t, args: tuple[int, int], name: str, there: str) -> str:
+        """What W328 knows of the launches of task `t` that swap its arguments `args`, where `name` then selects
+        `there`: which of discovery's launches differ in them (as explain says), that none does, or, for a
+        description that did not compare its launches, that it is not known."""
+        if t.other_regions is None:
+            return (f"if a later launch swaps them, '{name}' selects {there}; discovery records each task's first "
+                    "launch only, so it cannot tell whether any launch swaps them")
+        differ = tuple(g for g in t.other_regions if any(i in args for i, _ in g.args))
+        if differ or t.other_unlisted:
+            # an unlisted launch may differ in any argument: counted with them
+            groups = launch_groups_text(differ, t.other_unlisted, len(t.launches) > 1)
+            return f"in discovery, {'; '.join(groups)}: where a launch swaps them, '{name}' selects {there}"
+        counts = launch_counts_text(dict(t.launches))
+        same = (f"discovery's {counts} of '{t.name}' are all on the same regions in arguments {args[0]} and "
+                f"{args[1]}, so '{name}' selects argument {args[0]} on each" if sum(dict(t.launches).values()) > 1 else
+                f"discovery mapped {counts} of '{t.name}', so '{name}' selects argument {args[0]} on it")
+        return f"{same}; if a launch swaps them in a run with other input, '{name}' selects {there}"
 
     @staticmethod
     def _field_hint(s, name: str, scope) -> str | None:

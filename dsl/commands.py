@@ -22,7 +22,7 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
 from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
 from mapperopt.descriptions import AppDescription, MachineDescription, OtherRegions, parse_machine_spec
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
-                                   reads_parent)
+                                   launch_counts_text, launch_groups_text, reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program, selector_name
@@ -967,48 +967,14 @@ def _launches_text(launches: dict[str, int], other: tuple[OtherRegions, ...] | N
     where not known (a benchmark's description)."""
     if sum(launches.values()) < 2 or other is None:
         return None
-    counts = " and ".join(f"{n} {kind} launch{'es' if n != 1 else ''}" for kind, n in launches.items())
+    counts = launch_counts_text(launches)
     first = "first index launch" if "index" in launches and len(launches) > 1 else "first launch"
     fields = f"the fields above are its {first}'s (discovery records no other launch's fields)"
     if not other:
         return f"  {counts} in discovery, all on the regions above; {fields}; the same statements map every launch"
-    groups = []
-    for group in other:
-        numbers, n = _launch_numbers(group, len(launches) > 1)
-        groups.append(f"{numbers} differ{'s' if n == 1 else ''} in "
-                      + " and ".join(f"arg {i} ({_regions_text(names)})" for i, names in group.args))
-    if unlisted:
-        groups.append(f"{unlisted} other launch{'es' if unlisted != 1 else ''} on other regions")
+    groups = launch_groups_text(other, unlisted, len(launches) > 1)
     return (f"  {counts} in discovery; {'; '.join(groups)}; {fields}; the same statements map every launch (a "
             "statement that selects an argument by a region name, on the launches where it is in that region)")
-
-
-def _launch_numbers(group: OtherRegions, by_kind: bool) -> tuple[str, int]:
-    """`group`'s launches as explain names them, `launches 2, 4, ..., 40` (`index launches ...` where `by_kind`: the
-    task has launches of both kinds, numbered by kind), and how many they are."""
-    parts, count = [], 0
-    for first, last, step in group.launches:
-        n = (last - first) // step + 1
-        count += n
-        parts.append(f"{first}-{last}" if step == 1 and n > 2 else f"{first}, {first + step}, ..., {last}" if n > 3
-                     else ", ".join(map(str, range(first, last + 1, step))))
-    return f"{group.kind + ' ' if by_kind else ''}launch{'es' if count > 1 else ''} {', '.join(parts)}", count
-
-
-SHOWN_NAMES = 3  # of the regions an argument's points use on other launches: a launch over many named blocks has many
-
-
-def _regions_text(names: tuple[str | None, ...]) -> str:
-    """The regions an argument of other launches is on (`OtherRegions.args`), as a statement selects them:
-    `region next_ghost`, `regions block_4, block_5, block_6 and 5 more`, `an unnamed region`, `none` (no such
-    argument)."""
-    if not names:
-        return "none"
-    if names == (None,):
-        return "an unnamed region"
-    shown = [selector_name(n) if n is not None else "an unnamed one" for n in names[:SHOWN_NAMES]]
-    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
-    return f"region{'s' if len(names) > 1 else ''} {', '.join(shown)}{more}"
 
 
 TITLE_CHARS = 100  # characters of a placement figure's title line: well within its 8 inches at fontsize 9

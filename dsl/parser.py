@@ -1063,6 +1063,16 @@ def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> 
     return f"kinds are separated by commas: `{_statement_text(written)}`"
 
 
+def _trailing_comma_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a ';' right after a kind list's ',' (`Task * CPU,;`): the statement without the ','; else None (after a
+    name, `Task a,;`, the statement lacks more than a ',')."""
+    if (token.type != "SEMICOLON" or len(before) < 2 or before[-1].type != "COMMA"
+            or before[-2].value not in (*A.PROC_KINDS, *A.MEM_KINDS)):
+        return None
+    head, _ = _statement_tokens(text, before, token)
+    return f"remove the trailing ',': `{_statement_text(head[:-1])}`"
+
+
 def _limit_kinds_hint(text: str, before: list[Token], token: Token) -> str | None:
     """For a processor kind after the processor kind of an InstanceLimit statement (`InstanceLimit t GPU CPU 2;`),
     which takes one: the statement written once per kind, up to its ';'; else None."""
@@ -1444,7 +1454,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         )
 
     hints = [_region_list_hint(text, tokens, token), _region_path_hint(text, tokens, token),
-             _kinds_comma_hint(text, tokens, token, accepts),
+             _kinds_comma_hint(text, tokens, token, accepts), _trailing_comma_hint(text, tokens, token),
              _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token),
              _layout_kind_hint(text, tokens, token), _collect_kind_hint(text, tokens, token)]
     texts = _texts(accepts)

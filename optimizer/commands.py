@@ -22,8 +22,8 @@ from click.core import ParameterSource
 from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
-                                          print_progress, print_whole,
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, echo_mapper_prints,
+                                          print_command_last, print_progress, print_whole,
                                           print_wrapped, size_options, status as say_status, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
@@ -1410,14 +1410,21 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.update(f"iteration {i}/{iters}: proposing and evaluating a mapper...")
         status.start()
 
-    stale_said = False
+    stale_said = prints_said = False
 
     def on_record(r: IterationRecord) -> None:
-        nonlocal stale_said
+        nonlocal stale_said, prints_said
         status.stop()
         print_progress(console, _line(r, iters, next((x.unit for x in store.records if x.unit), ""),
                                       store.settings.get("iterations"), store.root, reasons))
         print_new_notes(console, store.root, r, said)
+        if not prints_said and r.dsl and r.result and r.result.get("run_dir"):
+            # the mapper's print lines, as `run` shows them: once (every iteration's program may print), from the
+            # first iteration that printed (the start program, where it prints)
+            ran = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
+            prints_said = echo_mapper_prints(dataclasses.replace(ran, dsl=r.dsl), f"iteration {r.iter}'s mapper",
+                                             "; later iterations' are in their own folders' stderr files, not "
+                                             "shown")
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
             unmapped = stale_description(bench, result, settings["app_description"])
@@ -1490,8 +1497,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if store.best() is None:
             raise _no_working_mapper(store)
         check_build(len(store.records) + 1)
-        with say_status(console, f"Measuring the top candidates, the start and the references together "
-                                 f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
+        # the references final_comparison measures: one reads "the reference" (as the verdict says it)
+        refs = len(BASELINES[settings.get("baseline", "none")])
+        measured = ("the top candidates and the start" if not refs else
+                    f"the top candidates, the start and the reference{'s' * (refs > 1)}")
+        with say_status(console, f"Measuring {measured} together ({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True
             summary = final_comparison(bench, store, final_rounds, after_round=final_round_check(
                 bench, settings, store.root, store.root / "final", lambda: len(store.records),

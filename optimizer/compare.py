@@ -2265,7 +2265,12 @@ def describe(summary: dict) -> list[str]:
               f"{protocol.figure(unit, min(g['reference'] for g in groups), max(g['reference'] for g in groups))}, "
               f"median {protocol.figure(unit, summary.get('reference_throughput', 0))}; 0 when nothing worked or the "
               "best failed there."
-              if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
+              if summary.get("final_rounds") else
+              # no final measurement (a tuning unit): said from the figures, not the stored `normalization`, whose
+              # text summary.json keeps as written (benchmarks/evaluate.py copies it)
+              f"Score of a run (higher is better): {ratio}, the best's as its run measured it, where {named} "
+              f"measured {protocol.figure(unit, summary.get('reference_throughput', 0))} before tuning (no final "
+              "measurement yet); 0 when nothing worked.")
              + " Columns mean..best: over the runs' scores (std: the population standard deviation (divided by the "
              "number of runs, not one less); std n/a for a single run); failed "
              "evaluations: failed iterations / iterations."

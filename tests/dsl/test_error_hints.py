@@ -85,6 +85,7 @@ TRIGGERS = {
 # More inputs for codes reported in several places (each place has its own hint).
 MORE = [
     ("E100", "Region = 3;\n", None, None),
+    ("E100", "Task * CPU,;\n", None, None),
     ("E104", "print(\u201cx {}\u201d, 1);\n", None, None),
     ("E109", "CPU = 3;\n", None, None),
     ("E205", "Task * CPU;\nmc = Machine(CPU);\ndef f(Task task) { return mc[*, 0]; }\nIndexTaskMap stencil f;\n",

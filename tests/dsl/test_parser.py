@@ -180,6 +180,11 @@ ERRORS = [
     ("x = 1 @ 2;", "E104", 1, 7, "unrecognized character '@'", None),
     ("def f(Task t) { return 1; x = 2; }", "E106", 1, 27, "'return' must be the last statement", None),
     ("def f(Task t) { x = 2; }", "E106", 1, 24, "'f' has no 'return'", "end the body of 'f'"),
+    # a trailing ',' in a kind list: the statement without it
+    ("Task * CPU,;", "E100", 1, 12, "unexpected ';'; expected a processor kind",
+     "remove the trailing ',': `Task * CPU;`"),
+    ("Region * * GPU FBMEM,ZCMEM,;", "E100", 1, 28, "expected a memory kind",
+     "remove the trailing ',': `Region * * GPU FBMEM,ZCMEM;`"),
     ("Task * GPU,PROC;", "E107", 1, 12, "unknown processor kind 'PROC'; expected one of CPU, GPU, OMP, IO, PY", None),
     # a name with a space, unquoted: the second word is read as the kind
     ("Region * particle fields CPU SYSMEM;", "E107", 1, 19, "unknown processor kind 'fields'",

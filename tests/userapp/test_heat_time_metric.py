@@ -104,3 +104,27 @@ def test_tunes_verdict_names_its_one_reference_in_the_singular(heat_exe, tmp_pat
                  "--final-rounds", "3", "--runs-dir", str(tmp_path / "runs")]) == 0
     out = flat(capsys.readouterr().out)
     assert "Verdict: no mapper beat the reference; the best (iter-1) measured " in out, out
+
+
+def test_compare_without_a_final_measurement_gives_a_time_metrics_reference_as_a_time(heat_exe, tmp_path,
+                                                                                      offline_optimizer):
+    """A comparison of tuning runs alone (benchmarks/evaluate.py's tuning units) said "Score of a run: best program's
+    throughput as its run measured it / the default mapper's first measurement": the Score sentence gives the time
+    as the final one does; summary.json keeps its `normalization` text as written (evaluate copies it)."""
+    from mapperopt.benchmarks.userapp import Metric, app_from_command
+    from mapperopt.optimizer.compare import describe, run_compare
+
+    app = app_from_command(f"{heat_exe} -steps 20", metric=Metric(r"time: (\S+) ms", "ms"))
+    opts = {"optimizers": ["guided"], "iters": 1, "repeats": 1, "size": "ci", "cpus": None, "gpus": None, "seed": 0,
+            "start": "default", "memory": {}, "executions": 1, "max_executions": 1, "min_time_s": None,
+            "timeout_s": None, "final_rounds": 1, "runs_dir": tmp_path / "runs", "new": False, "app_args": (),
+            "final": False}
+    summary = run_compare(app, opts, say=lambda text: None)
+    reference = summary["reference_throughput"]
+    text = flat(" ".join(describe(summary)))
+    assert ("Score of a run (higher is better): the default mapper's time / its best program's time, the best's as "
+            f"its run measured it, where the default mapper measured {1 / reference:.4g} ms (throughput "
+            f"{reference:.4g} 1/ms) before tuning (no final measurement yet); 0 when nothing worked.") in text, text
+    assert "throughput /" not in text, text
+    assert summary["normalization"] == ("best program's throughput as its run measured it / the default mapper's "
+                                        "first measurement (no final measurement yet); failures count 0")

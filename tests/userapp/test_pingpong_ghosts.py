@@ -1,13 +1,19 @@
 """The usual Legion ping-pong with ghost cells (tests/app/pingghost.cc): `step` reads cur's ghost partition and
 writes next's blocks, then next's ghosts and cur's blocks. Discovery records each task's first launch only, so the
 names of the later launches (`next_ghost`) are not in its region tree: `check` warns (W322) instead of refusing them,
-and warns (W328) that a name of the first launch selects the argument on only some of the launches."""
+and warns (W328) that a name of the first launch selects the argument on only some of the launches, naming those
+that differ (discovery compares every launch's regions with the first's)."""
 
 from __future__ import annotations
 
 import pytest
 
+from mapperopt.benchmarks.apps import describe_app
+from mapperopt.benchmarks.userapp import app_from_command
 from mapperopt.cli import main
+from mapperopt.descriptions import AppDescription
+from mapperopt.dsl.checker import check as check_program
+from mapperopt.dsl.parser import parse
 
 
 def check(capsys, *args) -> tuple[int, str]:
@@ -49,17 +55,52 @@ def test_a_name_of_the_first_launch_of_a_ping_pong_task_warns_it_may_cover_some_
     # one name for each thing: the name selected, its region, and the partner; and no more than discovery knows
     assert ("warning[W328]: 'cur_ghost' (a partition of region 'cur') selects argument 0 of task 'step'; "
             "argument 1 is on region 'next', a possible ping-pong partner of 'cur'") in out, out
-    # swapped, argument 1 is in 'cur_blocks' (a run's trace shows it), which 'cur_ghost' does not select
-    assert ("if a later launch swaps them, 'cur_ghost' selects argument 1 on it only where that argument is in "
-            "'cur_ghost' itself (on the first launch it is in 'next_blocks'), else no argument") in out, out
-    assert "discovery records each task's first launch only, so it cannot tell whether any launch swaps them" in out
+    # the launches that swap them, as explain names them (4 steps: 2 and 4); swapped, argument 1 is in
+    # 'cur_blocks', which 'cur_ghost' does not select
+    assert ("in discovery, launches 2, 4 differ in arg 0 (region next_ghost) and arg 1 (region cur_blocks): where a "
+            "launch swaps them, 'cur_ghost' selects argument 1 on it only where that argument is in 'cur_ghost' "
+            "itself (on the first launch it is in 'next_blocks'), else no argument") in out, out
+    assert "cannot tell" not in out, out
     assert "`Layout step 0 * C_order;` selects argument 0 on every launch" in out, out
     mapper.write_text("Task * CPU;\nLayout step cur * C_order;\n")  # the region itself
     code, out = check(capsys, mapper, "--app", pingghost, *flags)
     assert code == 0 and "warning[W328]: region 'cur' selects argument 0 of task 'step'; argument 1 is on region " \
         "'next', a possible ping-pong partner of 'cur'" in out, out
-    assert "if a later launch swaps them, 'cur' selects argument 1 on it;" in out, out
+    assert "where a launch swaps them, 'cur' selects argument 1 on it" in out, out
     for fine in ("Layout step 0 * C_order;", "Layout step * * C_order;", "Layout init cur_blocks * C_order;"):
         mapper.write_text(f"Task * CPU;\n{fine}\n")
         code, out = check(capsys, mapper, "--app", pingghost, *flags)
         assert code == 0 and "W328" not in out, (fine, out)
+
+
+def test_w328_says_when_discoverys_launches_do_not_swap_the_arguments(tmp_path, pingghost, capsys):
+    """One step: discovery's only launch of `step` is the one it shows, so the name selects argument 0 on it; the
+    warning stays (another input may take more steps)."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nLayout step cur * C_order;\n")
+    code, out = check(capsys, mapper, "--app", pingghost, "--", "-steps", "1")
+    assert code == 0 and "warning[W328]: region 'cur' selects argument 0 of task 'step';" in out, out
+    assert ("discovery mapped 1 index launch of 'step', so 'cur' selects argument 0 "
+            "on it; if a launch swaps them in a run with other input, 'cur' selects argument 1 on it") in out, out
+    assert "differ" not in out and "cannot tell" not in out, out
+
+
+def test_w328_of_a_description_that_did_not_compare_launches(pingghost):
+    """A description discovered before launches were compared (no `other_regions`) says whether any launch swaps the
+    arguments is not known; one whose launches all agree (its groups emptied, as discovery writes them for a task
+    launched on the same regions each time) says the name selects the argument on each."""
+    desc = describe_app(app_from_command(pingghost))  # as check loads it
+    program = parse("Task * CPU;\nLayout step cur * C_order;\n")
+
+    def w328(tasks) -> str:
+        found = [d for d in check_program(program, AppDescription.from_json({**desc, "tasks": tasks}))
+                 if d.code == "W328"]
+        assert len(found) == 1 and found[0].severity == "warning", found
+        return found[0].message
+
+    old = w328([{k: v for k, v in t.items() if k != "other_regions"} for t in desc["tasks"]])
+    assert old.endswith("if a later launch swaps them, 'cur' selects argument 1 on it; discovery records each "
+                        "task's first launch only, so it cannot tell whether any launch swaps them"), old
+    same = w328([{**t, "other_regions": {"groups": [], "unlisted": 0}} for t in desc["tasks"]])
+    assert ("discovery's 4 index launches of 'step' are all on the same regions in arguments 0 and 1, so 'cur' "
+            "selects argument 0 on each; if a launch swaps them in a run with other input") in same, same
