@@ -258,7 +258,10 @@ def own_check(stdout: str, stderr: str) -> OwnCheck:
     failed = failed_at = printed = unread = None
     passed = False
     for stream, text in (("output", stdout), ("error", stderr)):
-        for number, line in enumerate(text.split("\n"), 1):  # numbered as an editor numbers them
+        # Numbered as an editor numbers them; a line that a carriage return rewrites (progress output, `step
+        # 40/40\rMAPPEROPT_RESULT {...}`) is read in parts, as a terminal shows each.
+        lines = ((number, part) for number, whole in enumerate(text.split("\n"), 1) for part in whole.split("\r"))
+        for number, line in lines:
             tagged = OWN_RESULT_LINE.match(line)
             if not tagged:
                 continue
@@ -407,6 +410,12 @@ def _kill_group(proc: subprocess.Popen) -> None:
         time.sleep(0.02)
 
 
+def output_text(data: bytes) -> str:
+    """A program's output `data` as text: "\r\n" ends a line as "\n" does; a carriage return alone stays, so that
+    lines are numbered as an editor numbers them (Python's text files would end a line at it too)."""
+    return data.decode(errors="replace").replace("\r\n", "\n")
+
+
 def run_in_group(cmd, timeout_s: float | None, **popen) -> subprocess.CompletedProcess:
     """`subprocess.run(cmd, capture_output=True, text=True, stdin=DEVNULL, timeout=timeout_s, **popen)` (None: no
     limit), but in a process group of its own that is killed whole at the end, at the timeout, on an exception
@@ -431,7 +440,7 @@ def run_in_group(cmd, timeout_s: float | None, **popen) -> subprocess.CompletedP
                 _end_holders(cmd, held, not timed_out, known=True)
                 _drain(held, output)  # what it wrote before
         proc.wait(timeout=KILL_GRACE_S)
-    out, err = (output[p].decode(errors="replace").replace("\r\n", "\n") for p in (proc.stdout, proc.stderr))
+    out, err = (output_text(output[p]) for p in (proc.stdout, proc.stderr))
     if timed_out:
         raise subprocess.TimeoutExpired(cmd, timeout_s, out, err)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
@@ -644,8 +653,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     wall = time.monotonic() - start
     # Not timed: what the program started in a session of its own (setsid), which no kill of its group reaches.
     _end_holders(cmd, (run_dir / out_name, run_dir / err_name), not timed_out, known=False)
-    stdout = (run_dir / out_name).read_text(errors="replace")
-    stderr = (run_dir / err_name).read_text(errors="replace")
+    stdout, stderr = (output_text((run_dir / name).read_bytes()) for name in (out_name, err_name))
     exit_code = None if timed_out else proc.returncode
     oom_after = oom_kills() if exit_code in (-signal.SIGKILL, 128 + signal.SIGKILL) else None
     stage, reason, result = classify(exit_code, stdout, stderr, timeout_s, expect_result, dsl_mapper,

@@ -370,8 +370,8 @@ class _Generator:
 
 
 def dsl_sha256(program: A.Program) -> str:
-    """The sha256 of the canonical text of `program` (hex)."""
-    return hashlib.sha256(format_program(program).encode()).hexdigest()
+    """The sha256 of the canonical text of `program` (hex), parentheses written or not."""
+    return hashlib.sha256(format_program(A.without_parens(program)).encode()).hexdigest()
 
 
 def generate(program: A.Program) -> str:

@@ -14,11 +14,13 @@ Node overview:
 * Definitions: `FuncDef` (with `Param`s, body `Assign`/`Print` statements and a `Return`), `Assign`, `Print`.
 * Expressions (`Expr`): `IntLit`, `BoolLit`, `KindLit`, `Name`, `Call`, `MachineLit`, `TupleLit`, `Comprehension`,
   `Unary`, `Binary`, `Ternary`, `Member`, `MethodCall`, `Index`, `Slice`; and, only as items of `TupleLit`/`Index`,
-  `Unpack` (`*e`) and `Wildcard` (a lone `*` in a machine index).
+  `Unpack` (`*e`) and `Wildcard` (a lone `*` in a machine index). Each `Expr` counts in `parens` the pairs of
+  parentheses written around it, for the formatter only (equality and hashing ignore it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -105,6 +107,12 @@ def _loc() -> Loc:
     return field(default=NOLOC, compare=False, repr=False, kw_only=True)
 
 
+def _parens() -> int:
+    # The pairs of parentheses written around an expression (`((a))`: 2), so that the formatter keeps them. Not part
+    # of equality or hashing: `(a) + 1` and `a + 1` are one program (one generated mapper, one point of a search).
+    return field(default=0, compare=False, repr=False, kw_only=True)
+
+
 # ---------------------------------------------------------------------------------------------------- selectors
 
 
@@ -184,6 +192,7 @@ class IntLit:
 
     value: int
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -192,6 +201,7 @@ class BoolLit:
 
     value: bool
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -200,6 +210,7 @@ class KindLit:
 
     kind: str
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -208,6 +219,7 @@ class Name:
 
     name: str
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -217,6 +229,7 @@ class Call:
     func: str
     args: tuple[Expr, ...]
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -225,6 +238,7 @@ class MachineLit:
 
     kind: str
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -248,6 +262,7 @@ class TupleLit:
 
     items: tuple[Expr | Unpack, ...]
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -258,6 +273,7 @@ class Comprehension:
     var: str
     iterable: Expr
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -267,6 +283,7 @@ class Unary:
     op: str
     operand: Expr
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -277,6 +294,7 @@ class Binary:
     left: Expr
     right: Expr
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -287,6 +305,7 @@ class Ternary:
     then: Expr
     orelse: Expr
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -296,6 +315,7 @@ class Member:
     obj: Expr
     name: str
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -306,6 +326,7 @@ class MethodCall:
     name: str
     args: tuple[Expr, ...]
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -316,6 +337,7 @@ class Index:
     obj: Expr
     items: tuple[Expr | Unpack | Wildcard, ...]
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 @dataclass(frozen=True)
@@ -326,6 +348,7 @@ class Slice:
     lo: Expr | None
     hi: Expr | None
     loc: Loc = _loc()
+    parens: int = _parens()
 
 
 Expr = Union[
@@ -518,3 +541,16 @@ class Program:
             if isinstance(s, FuncDef):
                 out.setdefault(s.name, s)
         return out
+
+
+def without_parens(node):
+    """`node` (a `Program`, a statement, an expression, or a tuple of them) with no parentheses written (`parens` 0
+    throughout): formatted, it has only those precedence needs, as in a key of identity (the cache's, the compiled
+    mapper's sha) that written parentheses must not change."""
+    if isinstance(node, tuple):
+        return tuple(without_parens(n) for n in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, (Loc, Comment, type)):
+        return node
+    changes = {f.name: without_parens(getattr(node, f.name)) for f in dataclasses.fields(node)
+               if f.init and f.name not in ("loc", "comments", "source", "parens")}
+    return dataclasses.replace(node, **changes, **({"parens": 0} if hasattr(node, "parens") else {}))

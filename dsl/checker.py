@@ -312,6 +312,12 @@ def _references(s) -> set[str]:
     return {n.func if isinstance(n, A.Call) else n.name for n in _walk_stmt(s) if isinstance(n, (A.Call, A.Name))}
 
 
+def _expr_text(e: A.Expr) -> str:
+    """`e` as a hint writes it: without the parentheses written around its parts, as hints compose new expressions
+    around it and add the pairs these need (`(a + 1) % m.size[1]`): a written pair would double one."""
+    return format_expr(A.without_parens(e))
+
+
 def _plural(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
@@ -622,7 +628,7 @@ class _Checker:
         params = "IPoint p, ISpace s, MSpace m" if three_operand else "Task task"
         if called and name == "not" and len(args) == 1:  # Python's `not (x)`, read as a call
             self.add("E200", f"undefined function '{name}'", loc,
-                     (f"logical not is '!': write !({format_expr(args[0])})",))
+                     (f"logical not is '!': write !({_expr_text(args[0])})",))
             return
         if called and name in _PYTHON_BUILTINS:  # a Python habit: the DSL's spelling, not a definition to write
             what = _PYTHON_BUILTINS[name]
@@ -903,10 +909,10 @@ class _Checker:
             return None, None
         op, side = t.spread
         what = f"'{e.name}'" if isinstance(e, A.Name) else "it"
-        hint = (f"for one element of {format_expr(side)}, index it: {format_expr(side)}[0]"
+        hint = (f"for one element of {_expr_text(side)}, index it: {_expr_text(side)}[0]"
                 if isinstance(side, (A.Name, A.Member)) else None)
         return hint, (None if e is op else f"{what} is a tuple because '{op.op}' at {op.loc} combines an int with "
-                                            f"the tuple {format_expr(side)} element by element")
+                                            f"the tuple {_expr_text(side)} element by element")
 
     def _infer(self, e, env: dict[str, T], top_level: bool) -> T:
         match e:
@@ -1076,7 +1082,7 @@ class _Checker:
             return T("Task")
         if name in _MEMBERS.get(t.name, ()):
             self.add("E207", f"'{name}' of {article(t.name)} is a method; call it with arguments", e.loc,
-                     (f"call it: {format_expr(e.obj)}.{name}(...)",))
+                     (f"call it: {_expr_text(e.obj)}.{name}(...)",))
             return UNKNOWN
         return self._member_error(t.name, name, e.loc)
 
@@ -1117,7 +1123,7 @@ class _Checker:
         def bad(msg):
             self.add("E217", f"invalid {name}: {msg}", e.loc,
                      (f"give {name} arguments that fit the model (its dimensions are numbered from 0; its extents "
-                      f"are {format_expr(e.obj)}.size)",))
+                      f"are {_expr_text(e.obj)}.size)",))
             return UNKNOWN
 
         dims = [c for c in consts[: {"merge": 2, "swap": 2}.get(name, 1)]]
@@ -1166,19 +1172,19 @@ class _Checker:
                             and isinstance(item, (A.Name, A.Member))):
                         dims = self._point_dims() if isinstance(item, A.Member) and item.name == "ipoint" else None
                         if dims is None or t.n is None or dims == {t.n}:
-                            hint = f"unpack it, one index per dimension: {format_expr(e.obj)}[*{format_expr(item)}]"
+                            hint = f"unpack it, one index per dimension: {_expr_text(e.obj)}[*{_expr_text(item)}]"
                         elif len(dims) == 1 and isinstance(item.obj, A.Name):
                             p = item.obj.name
                             coords = [f"{p}.ipoint[{j}]" for j in range(dims.pop())]
-                            hint = _dims_hint(format_expr(e.obj), t.n, coords, p)
+                            hint = _dims_hint(_expr_text(e.obj), t.n, coords, p)
                         count = None  # its length is the count meant: no second error for the count
                     if (hint is None and t.name == "MSpace" and it.name == "tuple"
                             and isinstance(item, (A.Name, A.Member))):  # `m[0, task.ipoint]`: a point, a shape
-                        hint = f"take one element of it, e.g. {format_expr(item)}[0]"
+                        hint = f"take one element of it, e.g. {_expr_text(item)}[0]"
                         if it.n is None or t.n is None or len(e.items) - 1 + it.n == t.n:  # the count may fit
                             spread = dataclasses.replace(e, items=tuple(A.Unpack(x, loc=x.loc) if x is item else x
                                                                         for x in e.items))
-                            hint += f", or unpack it, one index per element: {format_expr(spread)}"
+                            hint += f", or unpack it, one index per element: {_expr_text(spread)}"
                     self._type_error(f"an index must be an int, not {article(it.name)}", item.loc, hint, note)
                 if t.name == "MSpace" and it.const is not None and it.const < 0:
                     self.add("E205", f"machine index {it.const} is negative; machine models have no negative "
@@ -1187,18 +1193,18 @@ class _Checker:
         if t.name == "MSpace":
             if count is not None and t.n is not None and count != t.n:
                 indices = ", ".join(f"i{d}" for d in range(t.n))
-                m = format_expr(e.obj)
+                m = _expr_text(e.obj)
                 task = next((k for k, v in env.items() if v.name == "Task"), None)  # a function's Task parameter
                 dims = self._point_dims()
                 plain = 0 < count < t.n and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in e.items)
                 if t.split is not None and count == t.n - 1:  # indexed as the model it split: say so, not a merge
-                    split, src = format_expr(t.split), format_expr(t.split.obj)
-                    d, f = (format_expr(a) for a in t.split.args)
+                    split, src = _expr_text(t.split), _expr_text(t.split.obj)
+                    d, f = (_expr_text(a) for a in t.split.args)
                     last = (f"{'`' + m + '` is ' if m != split else ''}`{split}`: the split made dimension {d} of "
                             f"`{src}` two, of sizes {f} and {src}.size[{d}] / {f}; `{src}` itself takes {count} index "
                             "values")
                 else:
-                    last = _dims_hint(m, t.n, [format_expr(i) for i in e.items], None) if plain else None
+                    last = _dims_hint(m, t.n, [_expr_text(i) for i in e.items], None) if plain else None
                 self.add("E206", f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model", e.loc,
                          (f"give one index per dimension: {m}[{indices}]"
                           + (f", or a point's coordinates: {m}[*{task}.ipoint]" if task and dims in (None, {t.n})
@@ -1387,10 +1393,10 @@ class _Checker:
         else:
             m, n = next(((k, t.n) for k, t in self.global_types.items() if t.name == "MSpace"), ("m", 2))
         # Reduced modulo the dimension's size, so that the example is valid for any number of points.
-        value = f"{task}.ipoint[0]" if rt.name != "int" else format_expr(ret) if isinstance(
-            ret, (A.Name, A.Index, A.Member, A.IntLit, A.Call, A.MethodCall)) else f"({format_expr(ret)})"
+        value = f"{task}.ipoint[0]" if rt.name != "int" else _expr_text(ret) if isinstance(
+            ret, (A.Name, A.Index, A.Member, A.IntLit, A.Call, A.MethodCall)) else f"({_expr_text(ret)})"
         last = f"{value} % {m}.size[{max((n or 2) - 1, 0)}]"
-        index = f"*{format_expr(ret)}" if rt.name == "tuple" else ", ".join(["0"] * ((n or 2) - 1) + [last])
+        index = f"*{_expr_text(ret)}" if rt.name == "tuple" else ", ".join(["0"] * ((n or 2) - 1) + [last])
         define = "" if m in self.global_types else f", with `{m} = Machine(CPU);`"
         return (f"index a machine model to return one of its processors, e.g. `return {m}[{index}];`{define}"
                 + (" (node, then processor)" if (n or 2) == 2 and rt.name != "tuple" else ""))
@@ -3085,14 +3091,14 @@ class _Checker:
                             if isinstance(n, A.Index) and n.loc == err.loc), None)
             if isinstance(indexed, A.Member) and indexed.name == "ipoint":  # past the launch's dimensions
                 k = shown[1].count(",") + (not shown[1].endswith(",)"))  # "(0,)": 1, "(0, 0)": 2
-                hints.append(f"{format_expr(indexed)} has {k} dimension{'s' if k > 1 else ''}, one per dimension of "
+                hints.append(f"{_expr_text(indexed)} has {k} dimension{'s' if k > 1 else ''}, one per dimension of "
                              f"the launch domain: index it with {'0' if k == 1 else f'0 to {k - 1}'}")
         split = re.match(r"split\((\d+), (\d+)\): the factor must be >= 1 and divide the size (\d+)", err.detail)
         if code == "E217" and split and int(split[2]) >= 1:
             d, f, size = map(int, split.groups())
             call = next((n for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.MethodCall)
                          and n.name == "split" and n.loc == err.loc), None)
-            model = format_expr(call.obj) if call is not None else "m"
+            model = _expr_text(call.obj) if call is not None else "m"
             factors = balance_factors(size, 2)
             hints.append(f"{f} does not divide {size}: `{model}.balance_split({d}, 2)` splits dimension {d} in two, "
                          f"as split does, whatever its size (here {factors[0]} and {factors[1]}), or give split a "
@@ -3107,9 +3113,9 @@ class _Checker:
             k = int(counts[1])
             coords = ([f"{task}.ipoint[{j}]" for j in range(k)] if task else
                       None if any(isinstance(i, (A.Unpack, A.Wildcard)) for i in index.items) else
-                      [format_expr(i) for i in index.items])
+                      [_expr_text(i) for i in index.items])
             if coords is not None:
-                hints.append(_dims_hint(format_expr(index.obj), int(counts[2]), coords, task))
+                hints.append(_dims_hint(_expr_text(index.obj), int(counts[2]), coords, task))
         wrong_kind = re.search(r"a (\w+) processor, but task '([^']+)' runs on (\w+)", err.detail)
         if err.code == "R402" and wrong_kind:
             got, task, kind = wrong_kind.groups()
@@ -3131,7 +3137,7 @@ class _Checker:
         load): for a model as Machine(K) makes it (dimension 0 the node), the set of one node's processors."""
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None)
-        model = format_expr(index.obj) if index is not None else "m"
+        model = _expr_text(index.obj) if index is not None else "m"
         if re.search(r" in Machine\(\w+\) \(", err.detail):  # not transformed
             node = (f"{self._point_name(stmt)}[0] % {model}.size[0]" if isinstance(stmt, A.IndexTaskMapStmt)
                     else "0")
@@ -3145,16 +3151,16 @@ class _Checker:
         in the mapper's own names; a generic example where it cannot be rewritten (`m[*t]`)."""
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None)
-        model = format_expr(index.obj) if index is not None else "m"
+        model = _expr_text(index.obj) if index is not None else "m"
         items = list(index.items) if index is not None else []
         if dim < len(items) and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in items):
-            coords = [format_expr(i) for i in items]
+            coords = [_expr_text(i) for i in items]
             wrap = sorted({dim, *(d for d in dims if d < len(items))})
             moduli = []  # hard-coded moduli replaced: (modulus, dimension)
             for d in wrap:
                 it = items[d]
                 if isinstance(it, A.Binary) and it.op == "%" and isinstance(it.right, A.IntLit):  # `% 2`, hard-coded
-                    left = format_expr(it.left)
+                    left = _expr_text(it.left)
                     left = left if re.fullmatch(r"[\w.\[\]]+", left) or isinstance(it.left, A.Binary) and \
                         it.left.op in ("*", "/", "%") else f"({left})"
                     coords[d] = f"{left} % {model}.size[{d}]"

@@ -1,17 +1,18 @@
 """Canonical text of a `Program`: `parse(format_program(p)) == p` for every program.
 
 Layout rules: one statement per line; lists in selectors as `a,b` (no spaces); functions as `def f(T x) {`, one body
-statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses only where
-precedence needs them. The author's layout (from `Program.source`) is kept where it does not contradict these: a
-function written on one line stays on one line, a statement (or function header) written over several lines keeps its
-line breaks and continuation indentation when its tokens are the canonical ones, but for parentheses dropped
-(otherwise it is joined into one line), and a trailing comment keeps its column where the code leaves two spaces
-before it, comments of consecutive lines aligned in one column staying aligned (of a statement split off a line
-that held another before it, the column is that line's: the comment goes two spaces after the code). Comments are
-kept: a comment on its own line stays before the statement that follows it, a comment at the end of a line stays at
-the end of that line (a comment on an earlier line of a statement joined into one line goes on its own line just
-before it), and one blank line is kept where the source had at least one. Every comment keeps its place: after the
-same statements and before the same statements, and at the end of the same line or on its own line.
+statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses where the
+author wrote them (as many pairs as written: fmt changes how an expression reads only in its spaces) and where
+precedence needs them (`A.without_parens` drops the written ones). The author's layout (from `Program.source`) is kept
+where it does not contradict these: a function written on one line stays on one line, a statement (or function header)
+written over several lines keeps its line breaks and continuation indentation when its tokens are the canonical ones,
+but for written parentheses dropped (otherwise it is joined into one line), and a trailing comment keeps its column
+where the code leaves two spaces before it, comments of consecutive lines aligned in one column staying aligned (of a
+statement split off a line that held another before it, the column is that line's: the comment goes two spaces after the
+code). Comments are kept: a comment on its own line stays before the statement that follows it, a comment at the end of
+a line stays at the end of that line (a comment on an earlier line of a statement joined into one line goes on its own
+line just before it), and one blank line is kept where the source had at least one. Every comment keeps its place: after
+the same statements and before the same statements, and at the end of the same line or on its own line.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def _source_lines(text: str, node, src: list[str] | None) -> list[tuple[int, int
             if tok.group() in ("#", "//") or i == len(want):
                 break
             if tok.group() != want[i].group():
-                if tok.group() in "()":  # parentheses the canonical text drops: the rest still lines up
+                if tok.group() in "()":  # parentheses the text drops (`without_parens`): the rest still lines up
                     continue
                 return None
             i += 1
@@ -341,8 +342,9 @@ def _level(e) -> int:
 
 
 def _expr(e, min_level: int) -> str:
-    text = _expr_text(e)
-    return f"({text})" if _level(e) < min_level else text
+    # The pairs the author wrote, as many as written; else one where precedence needs it.
+    pairs = e.parens or int(_level(e) < min_level)
+    return "(" * pairs + _expr_text(e) + ")" * pairs
 
 
 def _items(items) -> str:
@@ -378,7 +380,8 @@ def _expr_text(e) -> str:
             return f"tuple({_expr(e.expr, 0)} for {e.var} in {_expr(e.iterable, 0)})"
         case A.Unary():
             # `-(-3)` rather than `--3`: same tree, easier to read.
-            nested = isinstance(e.operand, A.Unary) or (isinstance(e.operand, A.IntLit) and e.operand.value < 0)
+            nested = not e.operand.parens and (
+                isinstance(e.operand, A.Unary) or (isinstance(e.operand, A.IntLit) and e.operand.value < 0))
             return e.op + (f"({_expr(e.operand, 0)})" if nested else _expr(e.operand, _UNARY))
         case A.Binary():
             level = _BINARY_LEVEL[e.op]

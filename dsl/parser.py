@@ -7,6 +7,7 @@ parse error that this module reports as E109.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import hashlib
@@ -537,8 +538,8 @@ class _ToAst:
         return A.TupleLit(tuple(c for c in children if c is not None), loc=loc)
 
     @_rule
-    def primary(self, loc, children):  # a parenthesised expression: no node of its own
-        return children[0]
+    def primary(self, loc, children):  # a parenthesised expression: no node of its own, a pair more on its child
+        return dataclasses.replace(children[0], parens=children[0].parens + 1)
 
     @_rule
     def arg_list(self, loc, children):

@@ -259,10 +259,12 @@ def _contradiction(data: dict) -> str | None:
 
 
 def normalize_dsl(text: str) -> str:
-    """The canonical text of a program: formatted, comments dropped. Text that does not parse is returned with
+    """The canonical text of a program: formatted, comments and parentheses that precedence does not need dropped
+    (`(a) + 1` is `a + 1`). Text that does not parse is returned with
     trailing spaces and blank lines removed, so that equal broken programs still share a cache entry."""
     from dataclasses import replace
 
+    from mapperopt.dsl.ast import without_parens
     from mapperopt.dsl.formatter import format_program
     from mapperopt.dsl.parser import parse
 
@@ -271,7 +273,7 @@ def normalize_dsl(text: str) -> str:
     except MapperoptError:
         lines = [line.rstrip() for line in text.strip().splitlines()]
         return "\n".join(line for line in lines if line) + "\n"
-    return format_program(replace(program, comments=(), source=""))  # without source: the canonical layout
+    return format_program(replace(without_parens(program), comments=(), source=""))  # without source: canonical layout
 
 
 def cache_key(dsl: str, settings: dict) -> str:

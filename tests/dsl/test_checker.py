@@ -481,6 +481,9 @@ def test_e206_type_errors(circuit):
     d = only("mcpu = Machine(CPU);\ndef f(Task task) { return task.ipoint[0] % 2; }\nIndexTaskMap x f;", "E206")
     assert d.hints == ("index a machine model to return one of its processors, e.g. "
                        "`return mcpu[0, (task.ipoint[0] % 2) % mcpu.size[1]];` (node, then processor)",)
+    # parentheses written around it are the pair the example needs, not one more
+    d = only("mcpu = Machine(CPU);\ndef f(Task task) { return (task.ipoint[0] % 2); }\nIndexTaskMap x f;", "E206")
+    assert "`return mcpu[0, (task.ipoint[0] % 2) % mcpu.size[1]];`" in d.hints[0], d.hints
     # reduced modulo the model's size, the example is valid for more points than processors (it was E205)
     d = only("def f(Task task) { return task.ipoint[0]; }\nIndexTaskMap x f;", "E206")
     assert "e.g. `return m[0, task.ipoint[0] % m.size[1]];`, with `m = Machine(CPU);`" in d.hints[0]

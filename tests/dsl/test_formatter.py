@@ -1,17 +1,22 @@
 """Formatter: canonical text, parse(format(p)) == p for generated programs, idempotence, comments kept."""
 
+import dataclasses
 import random
 import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mapperopt.benchmarks.fuzz_dsl import comment_places
+from mapperopt.cli import cli
+from mapperopt.compiler import generate
 from mapperopt.dsl import ast as A
 from mapperopt.dsl import format_program, parse
 from mapperopt.dsl.formatter import format_expr
+from mapperopt.optimizer.base import normalize_dsl
 
 EXAMPLES = Path(__file__).parent / "examples"
 CONFIGS = Path(__file__).parents[2] / "configs"
@@ -151,12 +156,13 @@ Layout * * * Align==64 F_order;
 IndexTaskMap a,b mgpu f;
 def f(Task task, int n) {
     x = (1,);
-    return task.ipoint[0] + n * (2 - 3) - -1;
+    return task.ipoint[0] + n * (2 - 3) - (-1);
 }
 """
 
 
-def test_minimal_parentheses():
+def test_parentheses_precedence_needs_are_added_to_a_built_program():
+    """A program built (by tune, by an edit) has no parentheses written: fmt writes only those precedence needs."""
     cases = {
         "(a + b) * c": "(a + b) * c", "a - (b - c)": "a - (b - c)", "(a - b) - c": "a - b - c",
         "(a ? b : c) ? d : e": "(a ? b : c) ? d : e", "a ? b : (c ? d : e)": "a ? b : c ? d : e",
@@ -164,7 +170,65 @@ def test_minimal_parentheses():
         "!(a && b)": "!(a && b)", "- - 3": "-(-3)", "(1 < 2) == (3 < 4)": "1 < 2 == 3 < 4",
     }
     for src, want in cases.items():
-        assert format_expr(parse(f"x = {src};").statements[0].value) == want
+        assert format_expr(A.without_parens(parse(f"x = {src};").statements[0].value)) == want
+
+
+@pytest.mark.parametrize("src", [
+    "1 + (2 * 3)", "(a - b) - c", "(1 < 2) == (3 < 4)",  # operands of binary operators
+    "(a > 1) ? (a) : (2)", "a ? b : (c ? d : e)",  # of a conditional
+    "-(a)", "!(b)", "-(-3)", "-(t.size)[0]",  # of unary operators
+    "f((a), (1 + 2))", "m.has((FBMEM))", "tuple((i) for i in (t))",  # call and method arguments, a comprehension
+    "t[(0)]", "m[(i + 1), *(u)]", "t[(0):(n)]", "(m[0]).has(FBMEM)",  # indices, slices, a postfix's object
+    "((a))", "(((a + b)) * c)", "((1, 2))",  # nested pairs: as many as written
+])
+def test_written_parentheses_are_kept(src):
+    assert format_expr(parse(f"x = {src};").statements[0].value) == src
+    assert format_program(parse(f"x = {src};")) == f"x = {src};\n"
+
+
+def test_fmt_keeps_the_parentheses_of_a_file(tmp_path):
+    path = tmp_path / "par.dsl"
+    path.write_text("Task * GPU,CPU;\na = 4;\ny = 1 + (2 * 3);\nz = (a > 1) ? (a) : 2;\nw = (a + 1);\n"
+                    "def f(Task task) {\n    print(\"{}\", (a));\n    return m[(task.ipoint[0]) % 2, 0];\n}\n")
+    result = CliRunner().invoke(cli, ["fmt", str(path)])
+    assert result.exit_code == 0 and result.output == path.read_text(), result.output
+    assert CliRunner().invoke(cli, ["fmt", "--check", str(path)]).exit_code == 0
+
+
+def _with_parens(node, pairs):
+    """`node` with `pairs()` pairs of parentheses written around each expression in it."""
+    if isinstance(node, tuple):
+        return tuple(_with_parens(n, pairs) for n in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, (A.Loc, A.Comment)):
+        return node
+    changes = {f.name: _with_parens(getattr(node, f.name), pairs) for f in dataclasses.fields(node)
+               if f.init and f.name not in ("loc", "parens", "comments", "source")}
+    return dataclasses.replace(node, **changes, **({"parens": pairs()} if hasattr(node, "parens") else {}))
+
+
+@settings(max_examples=200, deadline=None)
+@given(exprs, st.randoms(use_true_random=False))
+def test_written_parentheses_come_back_and_change_nothing_else(e, rnd):
+    """Pairs written anywhere (none, one or two): the same expression parses back (equality ignores them), fmt
+    writes every pair again, and without them it is the text of the expression written without them."""
+    text = format_expr(_with_parens(e, lambda: rnd.randint(0, 2)))
+    back = parse(f"x = {text};").statements[0].value
+    assert back == e and hash(back) == hash(e), text
+    assert format_expr(back) == text
+    assert format_expr(A.without_parens(back)) == format_expr(e)
+
+
+@pytest.mark.parametrize("path", MAPPERS, ids=lambda p: p.name)
+def test_written_parentheses_reach_neither_the_generated_cpp_nor_the_cache_key(path):
+    """The project's mappers with a pair more around every expression: the same C++ (the compiled mapper's
+    canonical sha256 included) and the same program for tune's cache as written."""
+    program = parse(path.read_text(), path.name)
+    wrapped = _with_parens(program, lambda: 1)
+    assert wrapped == program
+    if any(isinstance(s, (A.Assign, A.FuncDef, A.Print)) for s in program.statements):
+        assert format_program(wrapped) != format_program(program)
+    assert generate(wrapped) == generate(program)
+    assert normalize_dsl(format_program(wrapped)) == normalize_dsl(path.read_text())
 
 
 def test_comments_and_blank_lines_are_kept():
@@ -194,7 +258,7 @@ def f(Task task) {  # on the def line
 
 
 def test_comments_of_a_statement_over_several_lines():
-    # Parentheses fmt drops keep the author's lines, each comment at the end of its line (at its column). A '{'
+    # A statement over several lines keeps them, each comment at the end of its line (at its column). A '{'
     # joins its header: the comment of the header's line goes just before it (after it, on a line of its own, it
     # would read as a comment on the next statement).
     src = """x = (1 +  # one
@@ -204,8 +268,8 @@ def f(Task task)  # params
     return 1;
 }
 """
-    want = """x = 1 +   # one
-     2;   # two
+    want = """x = (1 +  # one
+     2);  # two
 # params
 def f(Task task) {  # body
     return 1;
@@ -346,8 +410,9 @@ def test_fmt_of_relaid_mappers_keeps_meaning_and_comments_and_is_idempotent(path
 
 
 def test_a_comment_inside_redundant_parentheses_stays_at_the_end_of_its_line():
-    """The parentheses fmt drops do not move the comment inside them above the statement: it stays where it was, as
-    in the same statement written without them."""
+    """Parentheses dropped (`without_parens`, as the compiled mapper's sha reads a program) do not move the comment
+    inside them above the statement: it stays where it was, as in the same statement written without them. fmt keeps
+    them, and the comment with them."""
     src = """def f(Task task) {
     q = (task.ipoint[0] # inside parens
          + 1);
@@ -364,16 +429,18 @@ def test_a_comment_inside_redundant_parentheses_stays_at_the_end_of_its_line():
     return m[0, q % m.size[1]];
 }
 """
-    assert format_program(parse(src)) == want
+    assert format_program(A.without_parens(parse(src))) == want
+    assert format_program(parse(src)) == src.replace("[0] # inside", "[0]  # inside")
     assert format_program(parse(want)) == want
     assert parse(format_program(parse(src))).statements == parse(src).statements
 
 
 
 def test_no_lone_semicolon_line_where_dropped_parentheses_close():
-    """`e = ((a\n  ));`: the last line holds only parentheses fmt drops and the `;`; the `;` joins the line before,
-    not a line of its own. A comment that ends the line before or stands in between goes on its own line just before
-    the joined line (it stays before the statement's last line); one on the `;` line ends the joined line."""
+    """`e = ((a\n  ));` without its parentheses (`without_parens`, as the compiled mapper's sha reads a program): the
+    last line holds only parentheses dropped and the `;`; the `;` joins the line before, not a line of its own. A
+    comment that ends the line before or stands in between goes on its own line just before the joined line (it stays
+    before the statement's last line); one on the `;` line ends the joined line. fmt keeps the parentheses and lines."""
     src = """def f(Task task) {
     a = task.ipoint[0];
     e = ((a
@@ -389,7 +456,8 @@ def test_no_lone_semicolon_line_where_dropped_parentheses_close():
     return m[0, e % m.size[1]];
 }
 """
-    out = format_program(parse(src))
+    assert format_program(parse(src)) == src.replace("(a # c", "(a  # c").replace("); # c8", ");  # c8")
+    out = format_program(A.without_parens(parse(src)))
     assert "    e = a;\n    g = a +\n         1;\n    # c5 double parens\n    h = a;\n" in out, out
     assert "    # c6\n    # c7\n    k = a;  # c8\n" in out, out
     assert format_program(parse(out)) == out

@@ -244,3 +244,26 @@ def test_a_legion_programs_failed_check_on_standard_error_fails_the_run(tmp_path
                 ) == 0
     result = json.loads((tmp_path / "ok" / "result.json").read_text())
     assert all(a["result"]["own_check"] for a in result["attempts"]), result
+
+
+def test_a_line_that_a_carriage_return_rewrites_is_read_and_numbered_as_an_editor_numbers_it(tmp_path):
+    """Progress output rewritten in place (`step 40/40\\rMAPPEROPT_RESULT {...}`): the result line is read as a
+    terminal shows it, on line 2 of the standard output, which was named line 3 (Python's text files end a line at
+    a carriage return); the metric is read from such a line too."""
+    (tmp_path / "false").mkdir()
+    rc, result = run(tmp_path / "false", r"""printf 'step 40/40\rMAPPEROPT_RESULT {"verified": false}\n'""")
+    assert (rc, result["status"], result["stage"]) == (1, "failed", "verify"), result
+    assert "line 2 of the standard output" in result["reason"], result["reason"]
+    exe = script(tmp_path, r"""printf 'step 1/2\rstep 2/2\relapsed: 12.5 ms\n'
+printf 'step 40/40\rMAPPEROPT_RESULT {"verified": true}\n'""")
+    assert main(["run", "--app", str(exe), "--metric", "^elapsed: ([0-9.]+) ms$", "--unit", "ms", "--repeats", "1",
+                 "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 0
+    (attempt,) = json.loads((tmp_path / "run" / "result.json").read_text())["attempts"]
+    assert (attempt["result"]["metric"], attempt["result"]["own_check"]) == (12.5, True), attempt
+
+
+def test_own_check_reads_the_parts_of_a_line_a_carriage_return_rewrites():
+    """As the text of a pipe (`run_in_group`) gives them: a carriage return alone does not end the line."""
+    assert own_check('computing\nstep 40/40\rMAPPEROPT_RESULT {"verified": true}\n', "").passed
+    check = own_check('step 1\rMAPPEROPT_RESULT {"verified": false}\r\n', "")
+    assert (check.failed, check.failed_at) == ({"verified": False}, "line 1 of the standard output"), check
