@@ -1523,6 +1523,13 @@ class _Checker:
             if region.name is not None:
                 chains = {n for t in scope for r in t.regions for n in r.names}
                 if region.name not in chains:
+                    used = self._other_launch_use(s, region.name, scope)
+                    if used is not None:  # discovery saw it on later launches: a warning, as for a partner's name
+                        t, what, hint = used
+                        self.add("W322", f"region '{region.name}' is not among the names of the first launch of task "
+                                         f"'{t.name}' ({', '.join(sorted(chains))}), but discovery saw it on others: "
+                                         f"{what}", region.loc, (hint,))
+                        continue
                     pair = self._other_launch_region(region.name, scope)
                     if pair is not None:
                         t, seen, why = pair
@@ -1565,7 +1572,8 @@ class _Checker:
                             self._named_hint(s, scope, whose, chains) if chains else
                             self._unnamed_hint(s, scope, whose)))
                     # a user's program: where the listed names come from, for a C++ variable's name, say
-                    notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else ()
+                    notes = (self._attached_note(s, scope),) if chains and not close and app.discovered_as else (
+                        self._arguments_note(s, scope[0]) if close and app.discovered_as and len(scope) == 1 else ())
                     if field_id_named(region.name):
                         notes = (enum_note(region.name, field=True), *notes)
                     self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,),
@@ -1668,6 +1676,30 @@ class _Checker:
         return (f"{hint}; {'; '.join(shown)}{more} {'has' if len(unnamed) == 1 else 'have'} no name (explain shows "
                 f"'-'): `{format_statement(by_index)}` selects {'it' if len(unnamed) == 1 else 'the first'}")
 
+    @staticmethod
+    def _arguments_note(stmt, t) -> tuple[str, ...]:
+        """E203's note, beside a user's program's `did you mean`, for a task `t` of 4 region arguments or fewer: each
+        argument's names (with those later launches use, `TaskInfo.other_regions`) and the index selector, which a
+        name close to the wrong argument's misleads from; () for more arguments (explain lists them)."""
+        if not t.regions or len(t.regions) > 4:
+            return ()
+        later = {}
+        for g in t.other_regions or ():
+            for i, names in g.args:
+                for n in names:
+                    if n:
+                        later.setdefault(i, {}).setdefault(n, _launch_numbers(g, len(t.launches) > 1)[0])
+        args = []
+        for r in t.regions:
+            names = ", ".join(r.names) if r.names else "no name"
+            others = "; ".join(f"{n} on {where}" for n, where in later.get(r.index, {}).items())
+            args.append(f"{r.index} ({names}{f'; {others}' if others else ''})")
+        by_index = dataclasses.replace(stmt, region=A.RegionSel(index=0))
+        if stmt.tasks.names is None:
+            by_index = dataclasses.replace(by_index, tasks=A.TaskSel((A.Ident(t.name),)))
+        return (f"arguments of '{t.name}': {', '.join(args)}; a statement also selects an argument by its index, "
+                f"`{format_statement(by_index)}`",)
+
     @classmethod
     def _attached_note(cls, stmt, scope) -> str:
         """E203's note for a user's program whose names match none: where the names come from, and the index."""
@@ -1698,6 +1730,26 @@ class _Checker:
     def _every_point_hint(stmt, above: str) -> str:
         """W325's hint: statement `stmt` naming `above`, which every point's chain has."""
         return f"`{format_statement(dataclasses.replace(stmt, region=A.RegionSel(name=above)))}` applies to every point"
+
+    @staticmethod
+    def _other_launch_use(stmt, name: str, scope) -> tuple | None:
+        """(task, what the statement selects on which launches, a hint selecting by index) where discovery recorded
+        `name` for an argument of later launches of a task of `scope` (`TaskInfo.other_regions`), else None."""
+        for t in scope:
+            groups = [g for g in t.other_regions or () if any(name in names for _, names in g.args)]
+            if not groups:
+                continue
+            args = sorted({i for g in groups for i, names in g.args if name in names})
+            launches = "; ".join(_launch_numbers(g, len(t.launches) > 1)[0] for g in groups)
+            which = f"argument {args[0]}" if len(args) == 1 else f"arguments {', '.join(map(str, args))}"
+            what = (f"{launches} have {which} in '{name}', so this statement selects {which} on those launches only "
+                    "(none on the others)")
+            index = A.RegionSel(index=args[0])
+            hint = (f"`{format_statement(dataclasses.replace(stmt, region=index))}` selects argument {args[0]} on "
+                    "every launch" if stmt.tasks.names is not None and len(scope) == 1 else
+                    f"a statement for task '{t.name}' alone can select argument {args[0]} by its index on every launch")
+            return t, what, hint
+        return None
 
     def _other_launch_region(self, name: str, scope) -> tuple | None:
         """(task, the name of its requirement's chain, and what makes `name` another launch's: "'X' is a region with

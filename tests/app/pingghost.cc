@@ -5,7 +5,8 @@
 // ghost partition of one region and writes the blocks of the other, cur to next on even steps and next to cur on odd
 // ones; `sum` reads the last region written and prints "PG_SUM <sum>".
 // Flag: -unnamed (leave the index space, the field space and the index partitions unnamed: cur and next are then roots
-// of the region tree, alike only in their fields).
+// of the region tree, alike only in their fields); -ab (name the partitions "blocks_a", "blocks_b", "ghost_a",
+// "ghost_b": names that do not hold their region's, as a program with grid_a and grid_b has).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,10 +43,11 @@ double sum_task(const Task *, const std::vector<PhysicalRegion> &regions, Contex
 
 void top_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
   const InputArgs &args = Runtime::get_input_args();
-  bool named = true;
+  bool named = true, ab = false;
   int steps = 4;
   for (int i = 1; i < args.argc; i++) {
     named = named && std::strcmp(args.argv[i], "-unnamed") != 0;
+    ab = ab || std::strcmp(args.argv[i], "-ab") == 0;
     if (std::strcmp(args.argv[i], "-steps") == 0 && i + 1 < args.argc) steps = std::atoi(args.argv[i + 1]);
   }
   const coord_t n = 64, blocks = 4;
@@ -71,10 +73,10 @@ void top_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Ru
   }
   LogicalPartition cb = rt->get_logical_partition(cur, blockip), nb = rt->get_logical_partition(next, blockip);
   LogicalPartition cg = rt->get_logical_partition(cur, ghostip), ng = rt->get_logical_partition(next, ghostip);
-  rt->attach_name(cb, "cur_blocks");
-  rt->attach_name(nb, "next_blocks");
-  rt->attach_name(cg, "cur_ghost");
-  rt->attach_name(ng, "next_ghost");
+  rt->attach_name(cb, ab ? "blocks_a" : "cur_blocks");
+  rt->attach_name(nb, ab ? "blocks_b" : "next_blocks");
+  rt->attach_name(cg, ab ? "ghost_a" : "cur_ghost");
+  rt->attach_name(ng, ab ? "ghost_b" : "next_ghost");
   {
     IndexTaskLauncher l(INIT_ID, colors, UntypedBuffer(), ArgumentMap());
     l.add_region_requirement(RegionRequirement(cb, 0, LEGION_WRITE_DISCARD, LEGION_EXCLUSIVE, cur));

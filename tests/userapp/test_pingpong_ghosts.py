@@ -22,8 +22,10 @@ def check(capsys, *args) -> tuple[int, str]:
     return code, " ".join((out.out + out.err).split())
 
 
-@pytest.mark.parametrize("flags", [(), ("--", "-unnamed")], ids=["named", "unnamed"])
+@pytest.mark.parametrize("flags", [("--", "-steps", "1"), ("--", "-unnamed", "-steps", "1")],
+                         ids=["named", "unnamed"])
 def test_the_partner_regions_ghost_partition_is_a_warning_not_an_error(tmp_path, pingghost, capsys, flags):
+    """One launch of `step`: discovery never saw `next_ghost`, named like `cur_ghost` with the partner's name."""
     mapper = tmp_path / "m.dsl"
     mapper.write_text("Task * CPU;\nRegion step next_ghost CPU SYSMEM;\n")
     code, out = check(capsys, mapper, "--app", pingghost, *flags)
@@ -35,6 +37,34 @@ def test_the_partner_regions_ghost_partition_is_a_warning_not_an_error(tmp_path,
     assert code == 1 and "error[E203]: unknown region 'next_gohst' for task 'step'" in out, out
     # its hint does not offer the name of the other argument (next_blocks, the written one)
     assert "did you mean 'next_blocks'" not in out and "did you mean 'next_ghost'" in out, out
+
+
+def test_a_name_discovery_saw_on_later_launches_only_is_a_warning_not_an_error(tmp_path, pingghost, capsys):
+    """-ab names the ghost partitions ghost_a and ghost_b (no region's name in them, so not derivable from the first
+    launch's): discovery recorded ghost_b for launches 2 and 4 of `step`, and the statement selects argument 0 there."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nRegion step ghost_b CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
+    assert code == 0 and "E203" not in out, out
+    assert ("warning[W322]: region 'ghost_b' is not among the names of the first launch of task 'step' (blockip, "
+            "blocks_b, cells, cur, ghost_a, ghostip, next, vals), but discovery saw it on others: launches 2, 4 have argument 0 in "
+            "'ghost_b', so this statement selects argument 0 on those launches only") in out, out
+    assert "hint: `Region step 0 CPU SYSMEM;` selects argument 0 on every launch" in out, out
+    mapper.write_text("Task * CPU;\nRegion step ghost_c CPU SYSMEM;\n")  # a name no launch used stays an error
+    code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
+    assert code == 1 and "error[E203]: unknown region 'ghost_c' for task 'step'" in out, out
+
+
+def test_e203_near_a_name_lists_the_arguments_names_and_the_index(tmp_path, pingghost, capsys):
+    """One `did you mean` may name the wrong argument or the other half of a ping-pong: the note lists each argument's
+    names, those later launches use, and the index selector."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nRegion step ghost_x CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
+    assert code == 1 and "error[E203]: unknown region 'ghost_x' for task 'step'" in out, out
+    assert ("note: arguments of 'step': 0 (ghost_a, ghostip, cur, cells, vals; ghost_b on launches 2, 4), 1 "
+            "(blocks_b, blockip, next, cells, vals; blocks_a on launches 2, 4); a statement also selects an argument by its index, "
+            "`Region step 0 CPU SYSMEM;`") in out, out
 
 
 def test_roots_alike_in_their_fields_are_a_ping_pong_pair(tmp_path, pingghost, capsys):
