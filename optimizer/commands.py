@@ -1321,7 +1321,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             from mapperopt.optimizer.compare import Heartbeat
 
             store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text),
-                                       lambda root: Heartbeat(lambda line: console.print(line, markup=False), [root]))
+                                       lambda root: Heartbeat(lambda line: console.print(line, markup=False), [root],
+                                                              not isinstance(bench, UserApp)))
         except KeyboardInterrupt:
             with interrupts.terminal_may_be_gone():
                 console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "

@@ -2795,12 +2795,16 @@ class Heartbeat:
     """compare's sign of life: after `HEARTBEAT_S` seconds without a line (`said` marks one), a line saying how long
     it has been and how many executions started since in the comparison's folder (each execution of a run adds a
     line to its run folder's command.txt), so that a slow program (calibration runs executions until one measures
-    --min-time) is not minutes of silence. `folders`: the comparison's folder, once known (`on_folder`)."""
+    --min-time; a user's program, never calibrated, may take long for each) is not minutes of silence. `folders`:
+    the comparison's folder, once known (`on_folder`); `calibrated`: False for a user's program."""
 
-    def __init__(self, say: Callable[[str], None], folders: list[Path]):
+    def __init__(self, say: Callable[[str], None], folders: list[Path], calibrated: bool):
         import threading
 
         self.say, self.folders = say, folders
+        self.why = ("a slow program's calibration runs executions until one measures --min-time" if calibrated else
+                    "your program is not calibrated: each execution takes as long as a candidate's mapping makes it, "
+                    "and a run measures several")
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._beat, daemon=True, name="compare-heartbeat")
         self.said()
@@ -2832,8 +2836,7 @@ class Heartbeat:
             started = self._executions() - self.counted
             minutes, seconds = divmod(round(quiet), 60)
             self.say(f"  ... still measuring: {f'{minutes} min ' if minutes else ''}{seconds} s since the last line, "
-                     f"{started} execution{'s' * (started != 1)} started since (a slow program's calibration runs "
-                     "executions until one measures --min-time)")
+                     f"{started} execution{'s' * (started != 1)} started since ({self.why})")
             self.beaten = time.monotonic()  # the next one after as long again; both counts run on from the last line
 
     def __enter__(self) -> "Heartbeat":
@@ -2955,7 +2958,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     heard: set[str] = set()  # the notes of the iterations' runs said so far (`print_new_notes`): each once
 
     chosen: list[Path] = []
-    beat = Heartbeat(lambda line: console.print(line, markup=False), chosen)
+    beat = Heartbeat(lambda line: console.print(line, markup=False), chosen, not isinstance(bench, UserApp))
 
     def on_record(label: str, r: IterationRecord, said: set[str], **where: Any) -> None:
         print_progress(console, progress_line(label, r, opts["iters"], **where), markup=False)  # its own --iters
