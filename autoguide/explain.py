@@ -1424,10 +1424,13 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     elif result.dsl is None and (result.settings or {}).get("no_legion_task"):  # no mapper takes part: none to try
         suggestion = texts["no_legion_task"]
     elif result.dsl is None:
-        suggestion = texts["not_profiled"].format(command=_profiled_command(result))
         if "app_file" in (result.settings or {}):  # a user's program: how to get a DSL file that maps as the default
             key = "default_as_dsl_kept" if result.settings.get("keep_app_mapper") else "default_as_dsl"
-            suggestion += " " + texts[key].format(mapper=_mapper_file(result), dsl=_default_as_dsl(result))
+            more = texts[key].format(mapper=_mapper_file(result), dsl=_default_as_dsl(result),
+                                     command=_profiled_command(result))
+        else:
+            more = texts["profile_dsl"].format(command=_profiled_command(result))
+        suggestion = texts["not_profiled"] + " " + more
     elif "app_file" in (result.settings or {}):  # a user's program: which tasks its metric times is unknown
         suggestion = texts["no_profile_app"].format(machine=_machine_text(machine), command=_profiled_command(result))
     else:

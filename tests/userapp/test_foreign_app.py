@@ -393,6 +393,8 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     suggestion = explain(result).suggestion
     assert f"`mapperopt run --app {path} --mapper start.dsl --profile`" in suggestion, suggestion
     assert "to write in start.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
+    # the file first: the command, pasted before it is written, finds no start.dsl
+    assert suggestion.index("to write in start.dsl") < suggestion.index("--mapper start.dsl --profile"), suggestion
 
 
 def test_the_default_mapper_advice_under_keep_app_mapper_names_the_programs_tasks(tmp_path, foreign_exe):
