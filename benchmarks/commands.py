@@ -709,8 +709,11 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
             with exit_on_syntax_error(mapper):
                 # a file that does not exist, or is not UTF-8 (E112), is said before any output
                 _resolve_mapper(load_config(bench), _mapper_arg(mapper))
-        # A first run builds the application (tens of seconds); say so instead of sitting silent.
-        running = f"Running {bench} (building the application and the mapper if needed)..."
+        # A first run builds the application, or discovers a user's program, which mapperopt never builds (tens of
+        # seconds); say so instead of sitting silent.
+        running = (f"Running {bench} (discovering the program's tasks and building the mapper if needed)..."
+                   if isinstance(bench, UserApp) else
+                   f"Running {bench} (building the application and the mapper if needed)...")
         try:
             with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
                 result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus,
