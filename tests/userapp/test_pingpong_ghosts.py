@@ -47,8 +47,8 @@ def test_a_name_discovery_saw_on_later_launches_only_is_a_warning_not_an_error(t
     code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
     assert code == 0 and "E203" not in out, out
     assert ("warning[W322]: region 'ghost_b' is not among the names of the first launch of task 'step' (blockip, "
-            "blocks_b, cells, cur, ghost_a, ghostip, next, vals), but discovery saw it on others: launches 2, 4 have argument 0 in "
-            "'ghost_b', so this statement selects argument 0 on those launches only") in out, out
+            "blocks_b, cells, cur, ghost_a, ghostip, next, vals), but discovery saw it on others: launches 2, 4 have "
+            "argument 0 in 'ghost_b', so this statement selects argument 0 on those launches only") in out, out
     assert "hint: `Region step 0 CPU SYSMEM;` selects argument 0 on every launch" in out, out
     mapper.write_text("Task * CPU;\nRegion step ghost_c CPU SYSMEM;\n")  # a name no launch used stays an error
     code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
@@ -63,8 +63,8 @@ def test_e203_near_a_name_lists_the_arguments_names_and_the_index(tmp_path, ping
     code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
     assert code == 1 and "error[E203]: unknown region 'ghost_x' for task 'step'" in out, out
     assert ("note: arguments of 'step': 0 (ghost_a, ghostip, cur, cells, vals; ghost_b on launches 2, 4), 1 "
-            "(blocks_b, blockip, next, cells, vals; blocks_a on launches 2, 4); a statement also selects an argument by its index, "
-            "`Region step 0 CPU SYSMEM;`") in out, out
+            "(blocks_b, blockip, next, cells, vals; blocks_a on launches 2, 4); a statement also selects an argument by "
+            "its index, `Region step 0 CPU SYSMEM;`") in out, out
 
 
 def test_roots_alike_in_their_fields_are_a_ping_pong_pair(tmp_path, pingghost, capsys):
