@@ -186,7 +186,10 @@ def test_compared_as_unknown_app(tmp_path, capsys):
     assert status == 0
     out = capsys.readouterr().out
     # Stencil's result line is its own check, read but not counted for layouts (it was said that nothing verifies)
-    assert OWN_CHECK_NOT_FOR_LAYOUTS in " ".join(out.split()) and "/ the default mapper's (" in out, out
+    flat = " ".join(out.split())
+    assert OWN_CHECK_NOT_FOR_LAYOUTS in flat, out
+    # its metric a time: scores as the default mapper's time over the best's, the reference given as a time
+    assert "the default mapper's time / its best program's time" in flat and "the default mapper measured" in flat, out
     assert "nothing verifies" not in out, out
     (folder,) = (tmp_path / "stencil").glob("compare-*")
     for name in ("summary.csv", "summary.json", "runs.csv", "table.md", "compare.png", "default.json"):
