@@ -186,9 +186,9 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
                               processors=(store.settings["cpus"], store.settings["gpus"], util), unsure=unsure)
     assert ("Next: the final comparison's measurements were too short" in flat) == (bool(short) and bool(step)), out
     assert after.endswith(f" {' '.join(step.split())}" if step else "compare).")
-    assert re.search(r"Verdict: (no mapper beat the references?|no mapper can be said to beat the references? without an "
-                     r"interval \(an interval takes --final-rounds 3 or more\)|iter-\d+ beat the default mapper); the best",
-                     flat)
+    assert re.search(r"Verdict: (no mapper beat the references?|no mapper can be said to beat the references? "
+                     r"without an interval \(an interval takes --final-rounds 3 or more\)|iter-\d+ beat the default "
+                     r"mapper); the best", flat)
 
 
 def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offline, capsys, monkeypatch):

@@ -63,8 +63,8 @@ def test_e203_near_a_name_lists_the_arguments_names_and_the_index(tmp_path, ping
     code, out = check(capsys, mapper, "--app", pingghost, "--", "-ab")
     assert code == 1 and "error[E203]: unknown region 'ghost_x' for task 'step'" in out, out
     assert ("note: arguments of 'step': 0 (ghost_a, ghostip, cur, cells, vals; ghost_b on launches 2, 4), 1 "
-            "(blocks_b, blockip, next, cells, vals; blocks_a on launches 2, 4); a statement also selects an argument by "
-            "its index, `Region step 0 CPU SYSMEM;`") in out, out
+            "(blocks_b, blockip, next, cells, vals; blocks_a on launches 2, 4); a statement also selects an argument "
+            "by its index, `Region step 0 CPU SYSMEM;`") in out, out
 
 
 def test_roots_alike_in_their_fields_are_a_ping_pong_pair(tmp_path, pingghost, capsys):
