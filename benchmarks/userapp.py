@@ -1532,6 +1532,12 @@ def verify_option(reason: str) -> str | None:
     return next((option for start, option in _VERIFY_REASONS.items() if reason.startswith(start)), None)
 
 
+# What makes a program's output vary from run to run, as its failures' reasons and hints say it. An access outside a
+# requirement reads whichever instance holds the point, so a mapping that moves instances can make it fail sometimes.
+VARYING_OUTPUT_CAUSES = ("a race, e.g. a missing privilege or an unsynchronised access, or an access outside a task's "
+                         "region requirement, which a build with -DLEGION_BOUNDS_CHECKS reports")
+
+
 def _intermittent(failed: int, reason: str) -> str:
     """`reason`, the failed verification of execution `failed` (from 1), after the executions before it passed the
     same check: said first (AutoGuide's explanation cuts a long reason), that the output varies from run to run,
@@ -1540,8 +1546,7 @@ def _intermittent(failed: int, reason: str) -> str:
               else f"executions 1 to {failed - 1}")
     check = _CHECKS.get(verify_option(reason), "the check itself")
     return (f"{passed} passed this check, execution {failed} failed it: an output that varies from run to run "
-            "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
-            f"not at {check}: {reason}")
+            f"points at the program ({VARYING_OUTPUT_CAUSES}) or at the mapping, not at {check}: {reason}")
 
 
 _CHECKS = {"--verify-pattern": "the verify pattern", "--verify-cmd": "the verify command",

@@ -1660,7 +1660,7 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
                "again with it")
     elif stage == "verify":
         from mapperopt.benchmarks.harness import UNREAD_OWN_CHECK, reported_check
-        from mapperopt.benchmarks.userapp import intermittent, verify_option
+        from mapperopt.benchmarks.userapp import VARYING_OUTPUT_CAUSES, intermittent, verify_option
 
         attempts = result.get("attempts") or []
         line = (attempts[-1].get("result") or {}) if attempts else {}
@@ -1683,9 +1683,8 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         if intermittent(reason):  # earlier executions passed the same check: not the check's mistake
             cause, always = ("most likely the program is the cause: its output varies from run to run",
                              "so tuning it would rank mappers by chance")
-            fix = (f"fix the program (a race, e.g. a missing privilege or an unsynchronised access), check it with "
-                   f"{run} (no --mapper: Legion's default mapper; every execution must pass), then tune again with "
-                   "--new")
+            fix = (f"fix the program ({VARYING_OUTPUT_CAUSES}), check it with {run} (no --mapper: Legion's default "
+                   "mapper; every execution must pass), then tune again with --new")
     elif stage == "run" and reason.startswith(_CRASHED):
         cause = "most likely the program itself is the cause"
         fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"

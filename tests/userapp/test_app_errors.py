@@ -1130,8 +1130,9 @@ def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert result["stage"] == "verify" and len(result["attempts"]) == 3, result
     said = ("executions 1 and 2 passed this check, execution 3 failed it: an output that varies from run to run "
-            "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
-            "not at the verify pattern")
+            "points at the program (a race, e.g. a missing privilege or an unsynchronised access, or an access "
+            "outside a task's region requirement, which a build with -DLEGION_BOUNDS_CHECKS reports) or at the "
+            "mapping, not at the verify pattern")
     assert result["reason"] == (f"{said}: the output does not match the verify pattern /CHECK OK/; its last line "
                                 "that looks like a failure: 'CHECK  FAILED'"), result["reason"]
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
