@@ -711,7 +711,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
                 _resolve_mapper(load_config(bench), _mapper_arg(mapper))
         # A first run builds the application, or discovers a user's program, which mapperopt never builds (tens of
         # seconds); say so instead of sitting silent.
-        running = (f"Running {bench} (discovering the program's tasks and building the mapper if needed)..."
+        running = (f"Running {bench} (its tasks found by a discovery run and the mapper built, where not done yet)..."
                    if isinstance(bench, UserApp) else
                    f"Running {bench} (building the application and the mapper if needed)...")
         try:

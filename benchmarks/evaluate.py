@@ -1510,8 +1510,8 @@ def _where(rows: list[tuple[str, str]], plan: dict, gemms_note: str = "") -> str
 SHORT_ENTRIES = 4  # gains a line of the page's first list names at most (the details below give them all)
 # the optimizers as the page's first lines name them: the field's names, and what guided is where first named
 SHORT_NAMES = {"opentuner": "OpenTuner", "optuna": "Optuna", "random": "random search"}
-GUIDED_IS = "guided (mapperopt's own rule-based search)"
-TIGHT_IS = " (tight memory: data exceeding the framebuffer)"  # the `tight` size, where the first lines first name it
+GUIDED_IS = "guided (mapperopt's rule-based search)"
+TIGHT_IS = " (tight memory: framebuffer too small)"  # the `tight` size, where the first lines first name it
 
 
 def _gains(rows: list[dict], key: str) -> str:

@@ -1742,7 +1742,8 @@ class _Checker:
             args = sorted({i for g in groups for i, names in g.args if name in names})
             launches = "; ".join(_launch_numbers(g, len(t.launches) > 1)[0] for g in groups)
             which = f"argument {args[0]}" if len(args) == 1 else f"arguments {', '.join(map(str, args))}"
-            what = (f"{launches} have {which} in '{name}', so this statement selects {which} on those launches only "
+            one = sum((last - first) // step + 1 for g in groups for first, last, step in g.launches) == 1
+            what = (f"{launches} {'has' if one else 'have'} {which} in '{name}', so this statement selects {which} on those launches only "
                     "(none on the others)")
             index = A.RegionSel(index=args[0])
             hint = (f"`{format_statement(dataclasses.replace(stmt, region=index))}` selects argument {args[0]} on "

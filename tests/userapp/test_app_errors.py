@@ -434,8 +434,10 @@ def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path
     feedback = json.loads((out_dir / "feedback.json").read_text())
     assert (feedback["stage"], feedback["category"], feedback["rule"]) == ("run", "metric", "metric-app-pattern")
     assert feedback["explanation"] == ("prog exited normally, but its figure of merit could not be read: the metric "
-                                       "/time: ([0-9.]+)/ does not occur in the standard output or standard error. "
-                                       "Its standard output ends with: 'setup done' / 'elapsed: 12.5 ms'.")
+                                       "/time: ([0-9.]+)/ does not occur in the standard output or standard error; "
+                                       "the program prints a time of its own ('elapsed: <number> ms'): to read it, "
+                                       "give --metric 'elapsed: ([0-9.]+) ms' --unit ms. Its standard output ends "
+                                       "with: 'setup done' / 'elapsed: 12.5 ms'.")
     assert feedback["suggestion"].startswith("The metric pattern (/time: ([0-9.]+)/ in ms, lower is better), not the "
                                              "mapper, is the cause: correct it in the --metric option")
     assert str(out_dir / "stdout.txt") in feedback["suggestion"]

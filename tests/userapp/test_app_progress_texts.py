@@ -15,7 +15,7 @@ def test_run_says_it_discovers_a_users_program_not_that_it_builds_it(timed_exe, 
     Path("m.dsl").write_text("Task * CPU;\n")
     assert main(["run", "--app", str(timed_exe), "--mapper", "m.dsl", "--once", "--out", "run"]) == 0
     err = " ".join(capsys.readouterr().err.split())
-    assert "Running timed (discovering the program's tasks and building the mapper if needed)..." in err, err
+    assert "Running timed (its tasks found by a discovery run and the mapper built, where not done yet)..." in err, err
     assert "building the application" not in err, err
 
 

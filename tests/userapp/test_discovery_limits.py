@@ -51,8 +51,10 @@ def test_a_partition_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp
     mapper.write_text("Region fill next_pieces CPU SYSMEM;\n")
     code, out = check(capsys, mapper, "--app", pingpong, "--", "-named_pieces")
     assert code == 0, out
-    assert "E203" not in out and "warning[W322]: region 'next_pieces' is not among the names of task 'fill'" in out
-    assert "'next_pieces' is a partition with the same index partition 'blocks' as 'cur_pieces'" in out, out
+    assert "error[E203]" not in out and ("warning[W322]: region 'next_pieces' is not among the names of the first "
+                                         "launch of task 'fill'") in out, out
+    assert "launch 2 has argument 0 in 'next_pieces'" in out, out
+    assert "hint: `Region fill 0 CPU SYSMEM;` selects argument 0 on every launch" in out, out
     mapper.write_text("Region fill next_pices CPU SYSMEM;\n")  # a typo stays an error
     code, out = check(capsys, mapper, "--app", pingpong, "--", "-named_pieces")
     assert code == 1 and "error[E203]: unknown region 'next_pices' for task 'fill'" in out, out
@@ -95,7 +97,7 @@ def test_another_machine_for_a_machine_dependent_tunable_is_said_by_check_and_ex
     code, out = check(capsys, mapper, "--app", pingpong, "--machine", "1x0x4")
     assert code == 0, out
     assert ("warning[W324]: the program asked Legion's default mapper for tunable 6 "
-            "(DEFAULT_TUNABLE_GLOBAL_CPUS), answered 1 in discovery; on this machine it is 4") in out, out
+            "(DEFAULT_TUNABLE_GLOBAL_CPUS), answered 1 in discovery; on --machine 1x0x4 it is 4") in out, out
     assert "-- -ll:cpu 4" in out
     assert main(["explain", str(mapper), "--app", pingpong, "--machine", "1x0x4"]) == 0
     got = capsys.readouterr()
