@@ -43,6 +43,7 @@ PERFORMANCE_FIELDS = {
     "placement_narrow": ("task", "kind", "count", "total_s", "share", "statement", "line", "on", "used", "procs"),
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "task_sel", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
+    "layout_departs": ("task", "statements", "replacements"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "unverified_layouts": (), "aos_shared": ("statement", "task", "others", "regions"), "aos_together": ("statement",),
     "aos_kernels": (), "own_time": ("task",),

@@ -1029,10 +1029,39 @@ def _processors_used(result: RunResult, row: dict, info, machine: Mapping[str, d
 
 
 def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
-    """The suggestion for the heaviest task: only what this machine lets a mapper change for it, with statements
-    its variants accept and that the mapper does not already say."""
+    """The suggestion for the heaviest task: first, where the mapper's Layout statements take its instances away
+    from Legion's default layout, to measure it with that layout (`_departing_layouts`); then only what this machine
+    lets a mapper change for it, with statements its variants accept and that the mapper does not already say."""
     kind = machine.get(row["kind"], {"procs": 1, "memories": {}})
     found = _evaluator(result, row["task"])  # parsed and evaluated once for the helpers below
+    rest = _placement_options(texts, row, kind, found, machine, result)
+    layouts = _departing_layouts(found, row["task"], row["kind"], kind["memories"], result)
+    if not layouts:
+        return rest
+    from mapperopt.dsl.formatter import format_statement
+
+    back = texts["layout_departs"].format(task=row["task"], statements=", ".join(_stated(s) for s, _ in layouts),
+                                          replacements=" and ".join(f"`{format_statement(n)}` in place of "
+                                                                    f"`{format_statement(s)}`" for s, n in layouts))
+    return f"{back} {rest}"
+
+
+def _departing_layouts(found, task: str, kind: str, have: Mapping[str, int | None], result: RunResult
+                       ) -> list[tuple[Any, Any]]:
+    """The pairs of `_layout_changes` (an Align no variant needs included) whose statement decides the layout of
+    an instance of `task` run on `kind` under the run's mapper; `found`: `_evaluator`'s answer ([] without)."""
+    if found is None:
+        return []
+    ev, info = found
+    deciding = {s.loc for r in info.regions
+                for s in ev.layout_sources(task, r.index, kind, _memory_of(ev, task, r.index, kind, have))[1].values()}
+    return [(s, n) for s, n in _layout_changes(result, align=True) if s.loc in deciding]
+
+
+def _placement_options(texts: Mapping[str, str], row: dict, kind: dict, found, machine: Mapping[str, dict],
+                       result: RunResult) -> str:
+    """`_placement`'s advice after the layout: `kind`, the machine's processors and memories of the task's kind;
+    `found`: `_evaluator`'s answer."""
     info = found[1] if found else (_tasks(result) or {}).get(row["task"])
     parts = []
     procs = f"one {row['kind']} processor"

@@ -269,7 +269,7 @@ def launch_groups_text(other: tuple[OtherRegions, ...], unlisted: int, by_kind: 
     unlisted; launches numbered by kind (`index launches ...`) where `by_kind`, for a task with both kinds."""
     groups = []
     for group in other:
-        numbers, n = _launch_numbers(group, by_kind)
+        numbers, n = launch_numbers(group, by_kind)
         groups.append(f"{numbers} differ{'s' if n == 1 else ''} in "
                       + " and ".join(f"arg {i} ({_regions_text(names)})" for i, names in group.args))
     if unlisted:
@@ -277,7 +277,7 @@ def launch_groups_text(other: tuple[OtherRegions, ...], unlisted: int, by_kind: 
     return groups
 
 
-def _launch_numbers(group: OtherRegions, by_kind: bool) -> tuple[str, int]:
+def launch_numbers(group: OtherRegions, by_kind: bool) -> tuple[str, int]:
     """`group`'s launches as explain names them, `launches 2, 4, ..., 40` (`index launches ...`
     where `by_kind`: the task has launches of both kinds, numbered by kind), and how many they are."""
     parts, count = [], 0
@@ -1688,7 +1688,7 @@ class _Checker:
             for i, names in g.args:
                 for n in names:
                     if n:
-                        later.setdefault(i, {}).setdefault(n, _launch_numbers(g, len(t.launches) > 1)[0])
+                        later.setdefault(i, {}).setdefault(n, launch_numbers(g, len(t.launches) > 1)[0])
         args = []
         for r in t.regions:
             names = ", ".join(r.names) if r.names else "no name"
@@ -1740,7 +1740,7 @@ class _Checker:
             if not groups:
                 continue
             args = sorted({i for g in groups for i, names in g.args if name in names})
-            launches = "; ".join(_launch_numbers(g, len(t.launches) > 1)[0] for g in groups)
+            launches = "; ".join(launch_numbers(g, len(t.launches) > 1)[0] for g in groups)
             which = f"argument {args[0]}" if len(args) == 1 else f"arguments {', '.join(map(str, args))}"
             one = sum((last - first) // step + 1 for g in groups for first, last, step in g.launches) == 1
             what = (f"{launches} {'has' if one else 'have'} {which} in '{name}', so this statement selects {which} on those launches only "

@@ -22,7 +22,7 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
 from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
 from mapperopt.descriptions import AppDescription, MachineDescription, OtherRegions, parse_machine_spec
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
-                                   launch_counts_text, launch_groups_text, reads_parent)
+                                   launch_counts_text, launch_groups_text, launch_numbers, reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program, selector_name
@@ -607,10 +607,11 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
     known, or for VIRTUAL). "launches": the task's launches by kind that discovery mapped ({"index": 2}; empty: not
     known), of which "regions" and "fields" describe the first only, and "other_regions" and "other_unlisted" those on
-    other regions (`TaskInfo`). `stream`: where the mapper's `print` output goes
-    (None: nowhere). `diagnostics`: a list that receives check's diagnostics (warnings too). `inert_ok`: errors
-    that leave the evaluation unchanged (`INERT_ERRORS`: an unanswered tunable) do not stop it; the caller reports
-    them from `diagnostics`.
+    other regions (`TaskInfo`); "other_maps": those of them that get another memory or layout for an argument, with
+    its record (`_other_launch_maps`; absent where the program's own mapper maps the task). `stream`: where the
+    mapper's `print` output goes (None: nowhere). `diagnostics`: a list that receives check's diagnostics (warnings
+    too). `inert_ok`: errors that leave the evaluation unchanged (`INERT_ERRORS`: an unanswered tunable) do not stop
+    it; the caller reports them from `diagnostics`.
 
     Raises CheckError when the program has errors other than a mapping function failing on a launch's point (those
     failing points are in the records, as their DslRuntimeError) and, with `inert_ok`, those of `INERT_ERRORS`."""
@@ -698,6 +699,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]
+                if not entry["app_mapper"]:  # Legion's default mapping reads no region name
+                    entry["other_maps"] = _other_launch_maps(ev_task, app, info, point, launch, placed, rec)
                 # the kinds of each requirement's list after the one chosen: where the instance goes if it does not fit
                 kind = rec["proc"]["kind"]
                 listed = {r["index"]: ev_task.memories(info.name, r["index"], kind) for r in rec["regions"]}
@@ -706,6 +709,34 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             if point is None and rec["proc"]["node"] is not None and "set" not in rec:
                 where[info.name] = rec["proc"]
     return [e for info in [*added, *app.tasks] for e in out if e["task"] == info.name]  # in the description's order
+
+
+def _other_launch_maps(ev: Evaluator, app: AppDescription, info, point, launch, placed, rec: dict) -> list:
+    """[(group, region records)]: for each group of `info`'s later launches on other regions (`info.other_regions`),
+    the records (as `Evaluator.record` writes them for `point` placed on `placed`, with "fallback": the kinds of the
+    memory list after the one chosen) of its arguments on one other named region each (their chains:
+    `AppDescription.other_launch_chains`) that get another memory or layout than in `rec`, the first launch's; groups
+    without such an argument left out."""
+    out = []
+    for group in info.other_regions or ():
+        chains = app.other_launch_chains(info, group)
+        regions = tuple(dataclasses.replace(r, names=chains[r.index]) if r.index in chains else r
+                        for r in info.regions)
+        other = Evaluator(ev.program, ev.machine, dataclasses.replace(app, tasks=tuple(
+            dataclasses.replace(t, regions=regions) if t is info else t for t in app.tasks)))
+        try:
+            theirs = other.record(info.name, point, launch, placed)["regions"]
+        except DslRuntimeError:  # no memory of a list holds it on those launches (R403): the run reports it
+            continue
+        first = {r["index"]: r for r in rec["regions"]}
+        kind = rec["proc"]["kind"]
+        differ = [{**r, "fallback": ks[ks.index(r["memory"]) + 1:] if r["memory"] in ks else []}
+                  for r in theirs if r["index"] in chains
+                  and (r["memory"], r["layout"]) != (first[r["index"]]["memory"], first[r["index"]]["layout"])
+                  for ks in [other.memories(info.name, r["index"], kind)]]
+        if differ:
+            out.append((group, differ))
+    return out
 
 
 def default_slices(domain: tuple[int, ...], kind: str, machine: MachineDescription) -> dict[tuple, dict]:
@@ -904,22 +935,33 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        "when it replaced Legion's default mapper; else those launched with its mapper ID); below: "
                        "Legion's default mapping, which the others get")
         if e["regions"]:
+            # the first launch's rows, then those of later launches that map an argument otherwise (on other regions)
+            rows = [*e["regions"], *(r for _, regions in e.get("other_maps", ()) for r in regions)]
             # a name as a statement selects it: quoted where it is no identifier ("grid.ghost")
             labels = [(selector_name(r["name"]) if r["name"] else "-")
-                      + (" (one point's)" if r["name"] in e["one_point"] else "") for r in e["regions"]]
+                      + (" (one point's)" if r["name"] in e["one_point"] and k < len(e["regions"]) else "")
+                      for k, r in enumerate(rows)]
             width = max(len("region"), *map(len, labels))
-            layouts = [_layout_text(r["layout"]) for r in e["regions"]]
+            layouts = [_layout_text(r["layout"]) for r in rows]
             lw = max(len("layout"), *map(len, layouts))
             # a list's later kinds, where the instance goes if it does not fit the first: `FBMEM (then ZCMEM)`
             memories = [r["memory"] + (f" (then {', '.join(later)})" if (later := e.get("fallback", {}).get(
-                r["index"])) else "") for r in e["regions"]]
+                r["index"]) if k < len(e["regions"]) else r["fallback"]) else "") for k, r in enumerate(rows)]
             mw = max(7, *map(len, memories))
             out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory'.ljust(mw)}  {'layout'.ljust(lw)}  fields")
-            for r, label, layout, memory in zip(e["regions"], labels, layouts, memories):
-                out.append(f"  {r['index']:>3}  {label.ljust(width)}  {memory.ljust(mw)}  "
-                           f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}"
-                           + _reduce_text(e["reduce"].get(r["index"])))
-        if e["regions"] and (note := _launches_text(e["launches"], e["other_regions"], e["other_unlisted"])):
+            lines = [f"  {r['index']:>3}  {label.ljust(width)}  {memory.ljust(mw)}  {layout.ljust(lw)}  "
+                     for r, label, layout, memory in zip(rows, labels, layouts, memories)]
+            for r, line in zip(e["regions"], lines):
+                out.append(line + _fields_text(e["fields"][r["index"]]) + _reduce_text(e["reduce"].get(r["index"])))
+            lines = lines[len(e["regions"]):]
+            for group, regions in e.get("other_maps", ()):
+                # discovery records no other launch's fields: none shown
+                numbers = launch_numbers(group, len(e["launches"]) > 1)[0]
+                out += [f"  {numbers} (on other regions) get:",
+                        *(line.rstrip() for line in lines[:len(regions)])]
+                lines = lines[len(regions):]
+        if e["regions"] and (note := _launches_text(e["launches"], e["other_regions"], e["other_unlisted"],
+                                                    bool(e.get("other_maps")))):
             out.append(note)
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
@@ -960,11 +1002,13 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
     return "\n".join(out)
 
 
-def _launches_text(launches: dict[str, int], other: tuple[OtherRegions, ...] | None, unlisted: int) -> str | None:
+def _launches_text(launches: dict[str, int], other: tuple[OtherRegions, ...] | None, unlisted: int,
+                   shown: bool = False) -> str | None:
     """The line that says how a task launched more than once in discovery was launched: all on the regions of its
     first launch, which the table shows (the description keeps its requirements only), or which launches differ in
     which arguments (`other`, `unlisted`: `TaskInfo.other_regions`), e.g. for {"index": 2}; None for one launch, or
-    where not known (a benchmark's description)."""
+    where not known (a benchmark's description). `shown`: the table has rows of later launches that map an argument
+    otherwise (`_other_launch_maps`)."""
     if sum(launches.values()) < 2 or other is None:
         return None
     counts = launch_counts_text(launches)
@@ -974,7 +1018,8 @@ def _launches_text(launches: dict[str, int], other: tuple[OtherRegions, ...] | N
         return f"  {counts} in discovery, all on the regions above; {fields}; the same statements map every launch"
     groups = launch_groups_text(other, unlisted, len(launches) > 1)
     return (f"  {counts} in discovery; {'; '.join(groups)}; {fields}; the same statements map every launch (a "
-            "statement that selects an argument by a region name, on the launches where it is in that region)")
+            "statement that selects an argument by a region name, on the launches where it is in that region"
+            + ("; the rows of later launches above show the arguments it maps otherwise)" if shown else ")"))
 
 
 TITLE_CHARS = 100  # characters of a placement figure's title line: well within its 8 inches at fontsize 9
@@ -1141,7 +1186,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     not checked (the
     descriptions have no region sizes): an instance shown in a memory may not fit there when the application runs.
     A task's regions and fields are those of its first launch; a task of a user's program that discovery mapped more
-    than once says so under its table (its other launches may use other fields or regions).
+    than once says so under its table (its other launches may use other fields or regions), with the rows of the
+    later launches on other regions that the mapper maps otherwise (a statement that selects by region name).
     The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
@@ -1200,8 +1246,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         click.echo(f"wrote {png}: {', '.join(drawn)}", err=True)
     # after the explanation, as check's notes follow its summary; with the warnings that the launch domains shown may
     # not be the run's (another answer to the tunable that sizes them) and that a statement shown for a whole launch
-    # applies to one of its points in the run (W325)
-    unlike_run = [d for d in diags if d.code == "W325" or (d.code in ("W323", "W324") and not domain)]
+    # applies to one of its points in the run (W325), or to the launches like the first only (W328)
+    unlike_run = [d for d in diags if d.code in ("W325", "W328") or (d.code in ("W323", "W324") and not domain)]
     # Check's errors follow the table: a mapping function failing on some points (found by check's static evaluation,
     # or only over --domain's launches, which the table shows) or errors that change nothing shown (INERT_ERRORS: an
     # unanswered tunable); every diagnostic as check says them, and the mapper has errors (exit status 1).

@@ -414,6 +414,44 @@ class AppDescription:
             own.append(name)
         return (), None
 
+    def other_launch_chains(self, task: TaskInfo, group: OtherRegions) -> dict[int, tuple[str, ...]]:
+        """{argument index: name chain} of the arguments of `group`'s launches of `task` on one region each, from its
+        nearest name (discovery's trace records that name only): a requirement's chain from that name where one has
+        it, else the name, its parents in the region tree and the field space of the first launch's argument. Where
+        these hold no region, the first launch's chain of the argument with that name for its nearest and, for its
+        root region, the one root region of the first launch that no argument of these launches is under (a
+        ping-pong's swap), its other regions and partitions left out (not known). () for an unnamed region."""
+        kinds = {n.name: n.kind for n in self.region_tree}
+        parents = {n.name: n.parent for n in self.region_tree}
+        first = {r.index: r.names for r in task.regions}
+
+        def root(chain) -> str | None:
+            return next((n for n in reversed(chain) if kinds.get(n) == "region"), None)
+
+        out: dict[int, tuple[str, ...]] = {}
+        for i, names in group.args:
+            if names == (None,):
+                out[i] = ()
+            elif len(names) == 1:
+                chain = next((r.names[r.names.index(names[0]):] for t in self.tasks for r in t.regions
+                              if names[0] in r.names), None)
+                if chain is None:
+                    walk = [names[0]]
+                    while (up := parents.get(walk[-1])) is not None and up not in walk:
+                        walk.append(up)
+                    chain = (*walk, *(n for n in first.get(i, ()) if kinds.get(n) == "field_space"))
+                out[i] = chain
+        # the root regions of the first launch that no argument of these launches is under: one is the swap's
+        used = {root(c) for c in out.values()} | {root(c) for i, c in first.items() if i not in out}
+        left = {root(c) for c in first.values()} - used - {None}
+        partner = left.pop() if len(left) == 1 else None
+        for i, chain in out.items():
+            if chain and root(chain) is None and i in first:
+                was = root(first[i])
+                out[i] = (chain[0], *(partner if n == was else n for n in first[i][1:]
+                                      if (n == was and partner) or kinds.get(n) not in ("region", "partition")))
+        return out
+
     @classmethod
     def from_json(cls, data: dict | str) -> AppDescription:
         """Build from the parsed JSON object (or its text). Raises DescriptionError when it is malformed."""

@@ -10,10 +10,14 @@ import json
 from mapperopt.cli import main
 
 
-def feedback(tmp_path, monkeypatch, exe, mapper_text: str, bug: str, *options: str, name: str = "run") -> dict:
-    """feedback.json of `mapperopt run --app 'EXE -n 64' --mapper ... --once` with LAYOUTDEP_BUG=`bug`."""
+def feedback(tmp_path, monkeypatch, exe, mapper_text: str, bug: str | None, *options: str, name: str = "run") -> dict:
+    """feedback.json of `mapperopt run --app 'EXE -n 64' --mapper ... --once` with LAYOUTDEP_BUG=`bug` (None: unset,
+    a correct program)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LAYOUTDEP_BUG", bug)
+    if bug is None:
+        monkeypatch.delenv("LAYOUTDEP_BUG", raising=False)
+    else:
+        monkeypatch.setenv("LAYOUTDEP_BUG", bug)
     (tmp_path / f"{name}.dsl").write_text(mapper_text)
     out = tmp_path / name
     main(["run", "--app", f"{exe} -n 64", "--mapper", str(tmp_path / f"{name}.dsl"), "--verify-pattern", "check: OK",
@@ -194,3 +198,22 @@ def test_the_statement_to_try_is_not_called_the_natural_layout_where_it_keeps_an
                                  "`Layout * * * SOA C_order Align==64;` (the suspected choices set back to Legion's "
                                  "default layout): if it then passes, the layout is the cause."), suggestion
     assert "natural layout" not in suggestion, suggestion
+
+
+def test_the_profile_advice_first_names_the_mappers_departure_from_the_default_layout(tmp_path, monkeypatch,
+                                                                                      layoutdep_exe):
+    """A finished, profiled run under a mapper whose one departure from Legion's default mapping is C_order on the 2-D
+    grid: the advice names that statement and the one to measure in its place before the generic Layout and
+    CollectMemory options; a mapper with the default's layout gets the generic options alone."""
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order;\n"
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, None, "--profile", "--", "-ll:cpu", "1")
+    assert fb["category"] == "performance", fb
+    suggestion = fb["suggestion"]
+    assert ("Under the mapper's `Layout * * * SOA C_order;` (line 3 of the mapper), '" in suggestion
+            and "' has instances in another layout than Legion's default mapper gives (SOA F_order, x fastest, no "
+            "padding), which its kernels may walk far more slowly: measure the mapper with `Layout * * * SOA F_order;` "
+            "in place of `Layout * * * SOA C_order;` first." in suggestion), suggestion
+    assert suggestion.index("SOA F_order;` in place of") < suggestion.index("Align==64"), suggestion
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper.replace("C_order", "F_order"), None, "--profile",
+                  "--", "-ll:cpu", "1", name="default")
+    assert "Align==64" in fb["suggestion"] and "in place of" not in fb["suggestion"], fb["suggestion"]
