@@ -902,6 +902,19 @@ def start_up(results: list[dict]) -> float | None:
     return min((t for r in results if (t := protocol.start_up_time(r)) is not None), default=None)
 
 
+def noise_options(bench: Any, size: str | None, timeout_s: float | None, results: list[dict]) -> dict:
+    """The options of `protocol.noise_warnings` that shape its advice (Short measurement, Noisy measurement...)
+    alike for every measurement of tune's and compare's: for the program `bench` (a user's `UserApp`: not
+    calibrated, measured by its wall time where it has no metric pattern; a benchmark's name: its sizes larger than
+    `size` that run here, `larger_size`), under --timeout `timeout_s` (None: none), with what an execution costs
+    besides its measured time as the run folders' `results` (result.json) tell (`start_up`)."""
+    from mapperopt.benchmarks.userapp import UserApp
+
+    calibrated = not isinstance(bench, UserApp)
+    return {"calibrated": calibrated, "timeout_s": timeout_s, "start_up_s": start_up(results),
+            "wall": not calibrated and bench.metric.regex is None, "larger": larger_size(bench, size)}
+
+
 def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str]) -> MapperoptError | None:
     """The error refusing the --timeout given (`opts`), now that the reference mappers and the calibration in `root`
     ran (`failures`: the references that failed, by name): one of them timed out under it, or it leaves no room for
@@ -1070,6 +1083,22 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
     return (str(r.iter), status + (" [dim]cached[/]" if r.cached else ""), this,
             protocol.figure(unit, r.best_throughput) if _succeeded(r) else "-",
             escape(r.category), escape(r.note or "") + (f" [dim]({tokens} tokens)[/]" if tokens else ""))
+
+
+def layouts_note(bench: Any, layouts: bool, run_dir: Path) -> tuple[str, str] | None:
+    """What tune and compare say of layouts once the reference's first run (its folder `run_dir`) shows whether the
+    program prints its own check, as (head, text): where `layouts` are not searched, why ("Layouts are not
+    searched", `unsearched_layouts`); where a user's program's verify pattern reads only that check, that layouts
+    rest on it ("Note", `pattern_reads_own_check`); else None."""
+    from mapperopt.benchmarks.userapp import UserApp, own_check_seen, pattern_reads_own_check, unsearched_layouts
+
+    if not layouts:
+        result = run_dir / "result.json"
+        own = own_check_seen(readable_result(result)) if result.is_file() else None
+        return "Layouts are not searched", f"{unsearched_layouts(own)}."
+    if isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify, run_dir)):
+        return "Note", note
+    return None
 
 
 @click.command(cls=BenchCommand)
@@ -1336,17 +1365,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(note.format(store.root), markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
-    from mapperopt.benchmarks.userapp import UserApp, own_check_seen, pattern_reads_own_check, unsearched_layouts
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
-    if not space.layouts:  # whether the program prints its own check: what its default baseline's run shows
-        baseline = store.root / "baseline-default" / "result.json"
-        own = own_check_seen(readable_result(baseline)) if baseline.is_file() else None
-        print_whole(console, "Layouts are not searched", f"{unsearched_layouts(own)}.", "yellow")
-    elif isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify,
-                                                                          store.root / "baseline-default")):
-        print_wrapped(console, note, markup=False)
+    if said := layouts_note(bench, space.layouts, store.root / "baseline-default"):
+        print_whole(console, *said, "none" if said[0] == "Note" else "yellow")
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
@@ -1376,8 +1399,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                      f"of at least {settings.get('min_time_s') or 0:g} s measured"
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
-    wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
-    _print_baselines(console, store.root, settings, wall, next((r.unit for r in store.records if r.unit), ""))
+    _print_baselines(console, store.root, settings, bench, next((r.unit for r in store.records if r.unit), ""))
     console.print(f"Folder: {store.root}", markup=False)
     if (stop := _default_fails_everywhere(store)) is not None:
         store.unlock()
@@ -1531,10 +1553,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     finally:
         status.stop()
         store.unlock()
-    larger = larger_size(bench, settings["size"])
     warned = _print_summary(console, summary, unit, default_start=settings["start"] == "default",
-                            calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                            start_up_s=start_up(set_up_results(store.root)), wall=wall, larger=larger)
+                            **noise_options(bench, settings["size"], settings.get("timeout_s"),
+                                            set_up_results(store.root)))
     unsure = measure_more(warned)
     if said := pick_line(summary, store.best().iter):
         print_wrapped(console, said, markup=False)
@@ -1910,11 +1931,12 @@ def _label(name: str, own_mapper: str | None) -> str:
     return reference_name(name, own_mapper) if name == "default" and own_mapper else name
 
 
-def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False, run_unit: str = "") -> None:
+def _print_baselines(console: Any, root: Path, settings: dict, bench: Any = None, run_unit: str = "") -> None:
     """The reference mappers' throughputs with their unit, and what makes them unreliable
-    (`protocol.noise_warnings`; measured with exactly --repeats executions each; `wall`: a user's program measured
-    by its wall time), from their run folders; one whose folder is gone (deleted) with the unit of the others or of
-    the run's iterations (`run_unit`), and a note that says so."""
+    (`protocol.noise_warnings` as `noise_options` shapes it for the program `bench`, by default the benchmark
+    settings.json names; measured with exactly --repeats executions each), from their run folders; one whose folder
+    is gone (deleted) with the unit of the others or of the run's iterations (`run_unit`), and a note that says
+    so."""
     from rich.markup import escape
 
     own = own_mapper_of(settings)
@@ -1951,11 +1973,9 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
         console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
     measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
-    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
-                                               calibrated="app_file" not in settings,
-                                               timeout_s=settings.get("timeout_s"),
-                                               start_up_s=start_up(list(results.values())), wall=wall,
-                                               larger=larger_size(settings.get("app"), settings.get("size"))):
+    how = noise_options(settings.get("app") if bench is None else bench, settings.get("size"),
+                        settings.get("timeout_s"), list(results.values()))
+    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0, **how):
         print_whole(console, f"{title} of the baselines", text, "yellow")
 
 
