@@ -401,8 +401,7 @@ size_option = click.option(
 @discovery_options
 @machine_option
 @processor_options()
-@click.option("--size", default=None, metavar="SIZE",
-              help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
+@size_option
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
 def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus, gpus, size, app_args):
     """Check a DSL mapper for errors; exits with status 1 if there is any.

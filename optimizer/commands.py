@@ -212,22 +212,32 @@ def _searched(request: dict) -> dict:
     return {**request, "llm": {k: v for k, v in llm.items() if k not in ("timeout_s", "max_retries", "max_model_s")}}
 
 
+def _set_up_tunings(runs_dir: Path, bench: Any, note_unreadable: bool = False) -> Iterator[tuple[Path, TuneStore]]:
+    """The tuning folders of `bench` under `runs_dir` whose set-up finished (`_set_up`), newest first, each with its
+    store. One that cannot be read is skipped, with a note on stderr where `note_unreadable` (the user may have meant
+    the command to continue it)."""
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError as exc:
+            if note_unreadable:
+                click.echo(f"Note: {exc.message}: skipped.", err=True)
+            continue
+        if _set_up(store):
+            yield root, store
+
+
 def _latest(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
-    """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
+    """The latest set-up tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
     (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
     even when a later one finished (two runs of the command at once, one of them killed), unless that one was made
     with another build of a user's program than the later one (a run stopped by a rebuild, after which the new
     build's run finished); else (None, the latest finished one); (None, None) when there is none. A folder that
     cannot be read is skipped with a note."""
     finished = None
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError as exc:  # said: the user may have meant this command to continue that folder
-            click.echo(f"Note: {exc.message}: skipped.", err=True)
-            continue
-        if _searched(store.settings.get("request") or {}) != _searched(request) or not _set_up(store):
-            continue  # another request, or one whose set-up (baselines, calibration) never finished
+    for root, store in _set_up_tunings(runs_dir, bench, note_unreadable=True):
+        if _searched(store.settings.get("request") or {}) != _searched(request):
+            continue  # another request
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             if finished is not None and store.settings.get("executable_sha256") not in (
                     None, TuneStore.open(finished).settings.get("executable_sha256")):
@@ -244,13 +254,8 @@ def _unfinished_tunes(runs_dir: Path, bench: Any, iters: int | None) -> Iterator
     made with another build of the user's program, whose --resume is refused (`require_same_build`)."""
     from mapperopt.benchmarks.userapp import UserApp, build_change
 
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError:
-            continue
-        if not _set_up(store) or (len(store.records) >= (iters or store.settings["iters"])
-                                  and (root / "summary.json").exists()):
+    for root, store in _set_up_tunings(runs_dir, bench):
+        if len(store.records) >= (iters or store.settings["iters"]) and (root / "summary.json").exists():
             continue
         if isinstance(bench, UserApp) and build_change(bench, store.settings) is not None:
             continue  # its --resume is refused: another build
@@ -299,16 +304,11 @@ def _other_build(runs_dir: Path, bench: Any, request: dict) -> tuple[Path, str] 
     if not isinstance(bench, UserApp):
         return None
     here = request["program"]
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError:
-            continue
+    for root, store in _set_up_tunings(runs_dir, bench):
         recorded = store.settings.get("request") or {}
         program = recorded.get("program")
-        if not _set_up(store) or not isinstance(program, dict) or {**program, "executable": None} != {
-                **here, "executable": None} or _searched({**recorded, "program": None}) != _searched(
-                {**request, "program": None}):
+        if not isinstance(program, dict) or {**program, "executable": None} != {**here, "executable": None} or \
+                _searched({**recorded, "program": None}) != _searched({**request, "program": None}):
             continue
         change = build_change(bench, store.settings)
         if program["executable"] == here["executable"] and change is None:
@@ -1101,6 +1101,13 @@ def layouts_note(bench: Any, layouts: bool, run_dir: Path) -> tuple[str, str] | 
     return None
 
 
+# tune's and compare's option alike (`run`'s says more: it measures one mapper, calibrated in front of the user)
+min_time_option = click.option(
+    "--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
+    help=f"Least measured seconds per execution at --size [default: the size's, at least {protocol.MIN_TIME_S:g}; "
+         "not with --app].")
+
+
 @click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
@@ -1116,9 +1123,7 @@ def layouts_note(bench: Any, layouts: bool, run_dir: Path) -> tuple[str, str] | 
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
               help=f"...and at most: until the 90 % interval is within {protocol.TARGET_HALF_WIDTH:.0%} of the "
                    "trimmed mean or this many were measured.")
-@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help=f"Least measured seconds per execution at --size [default: the size's, at least "
-                   f"{protocol.MIN_TIME_S:g}; not with --app].")
+@min_time_option
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; references: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")

@@ -82,8 +82,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
                                           changed_build, check_endpoint_first, check_options, check_start_file,
                                           continued_by, final_round_check, keep_named, keep_reference, layouts_note,
-                                          measure_more, memory_now, next_line, noise_options, option_words,
-                                          print_new_notes, require_known_size, require_same_build,
+                                          measure_more, memory_now, min_time_option, next_line, noise_options,
+                                          option_words, print_new_notes, require_known_size, require_same_build,
                                           require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, held_elsewhere,
@@ -2861,9 +2861,7 @@ class Heartbeat:
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
-@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help=f"Least measured seconds per execution at --size [default: the size's, at least "
-                   f"{protocol.MIN_TIME_S:g}; not with --app].")
+@min_time_option
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; the reference: the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
