@@ -720,7 +720,8 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
             raise MapperoptError(f"mapper file {path} not found",
                                  hint=(f"did you mean --mapper {keyword}? " if keyword else "")
                                  + "--mapper takes default (Legion's default mapper)"
-                                 + (", expert (the benchmark's expert mapper)" if cfg.expert else "") + " or a DSL file")
+                                 + (", expert (the benchmark's expert mapper)" if cfg.expert else "")
+                                 + " or a DSL file")
         return path.name, read_source(path), str(path)
     if mapper == "default":
         return "default", None, ""

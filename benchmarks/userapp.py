@@ -132,8 +132,8 @@ def own_check_seen(result: dict | None) -> bool | None:
 
 
 def pattern_reads_own_check(verify: Verify, run_dir: Path) -> str | None:
-    """A note (to follow "Note: ") where `verify` searches layouts on the strength of the program's own check alone: its pattern (the
-    only verification given) matches, in the last execution of the run in `run_dir` (its result.json), only
+    """A note (to follow "Note: ") where `verify` searches layouts on the strength of the program's own check alone: its
+    pattern (the only verification given) matches, in the last execution of the run in `run_dir` (its result.json), only
     MAPPEROPT_RESULT lines, on its standard output or, where it occurs nowhere there, its standard error, as the
     verification reads them; None otherwise, or where that output cannot be read."""
     from mapperopt.benchmarks.harness import OWN_RESULT_LINE, pattern_text

@@ -1125,7 +1125,8 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
               help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
 @click.option("--png", "png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the point-to-processor placement of each index launch into this PNG.")
-@click.option("--json", "as_json", is_flag=True, help="Print the placement-trace records as JSON lines, and per index launch its points per node and "
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the placement-trace records as JSON lines, and per index launch its points per node and "
                    "processor (a `balance` record).")
 @click.option("--apply", "feedback", type=click.Path(exists=True), default=None, metavar="FEEDBACK",
               help="Preview AutoGuide's suggestion: apply the edits of FEEDBACK (a feedback.json, or the run folder "

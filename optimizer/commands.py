@@ -1278,9 +1278,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           f" it is left alone. To continue it with this command's: {resume_line(root)}", markup=False)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
-            console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
-                          f"one. To extend that run instead, give the command --resume {finished} --iters "
-                          f"{done + (iters or 10)}", markup=False)
+            console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); "
+                          f"starting a new one. To extend that run instead, give the command --resume {finished} "
+                          f"--iters {done + (iters or 10)}", markup=False)
     if found is not None:
         store = TuneStore.open(found)
         if not _set_up(store):  # killed while setting up: baselines and the calibrated count are missing
@@ -1783,7 +1783,8 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
         # default) says more about the limit.
         return MapperoptError(f"no iteration produced a working mapper: every one ran past --timeout {given:g}, "
                               "whatever its mapping, so that limit is the likely cause (it counts Legion's start-up "
-                              f"and the application's set-up too); see {history}", hint="give a larger --timeout, or leave it out")
+                              f"and the application's set-up too); see {history}",
+                              hint="give a larger --timeout, or leave it out")
     return MapperoptError(f"no iteration produced a working mapper; see {history}",
                           hint="look at the feedback in iter-NNN/feedback.txt")
 
@@ -1921,7 +1922,8 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> Path:
         return kept
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
-                         if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
+                         if (p := folder_path(d, root)).is_relative_to(executions) else d
+                         for d in m.get("run_dirs", [])]
     if executions.exists():
         executions.rename(kept)  # first: until summary.json follows, the folder still reads as finished
     kept.mkdir(exist_ok=True)

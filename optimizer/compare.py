@@ -1943,7 +1943,8 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
             asked = {o.folder.name for o in outcomes}
             others = [r for g in stale for r in g["runs"] if r not in asked]
             say(f"Measuring again: the best programs of {', '.join(changed)} after "
-                f"{_iterations(len(outcomes[0].records))} are not those {', '.join(g['folder'] for g in stale)} measured, so "
+                f"{_iterations(len(outcomes[0].records))} are not those {', '.join(g['folder'] for g in stale)} "
+                "measured, so "
                 + ("it moves" if len(stale) == 1 else "they move") + " to `replaced` in final.json once "
                 "the runs of this command are measured again together with "
                 + reference_name(ctx["reference"], ctx.get("own_mapper"))
@@ -2890,9 +2891,9 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             cpus_per_job, remeasure, report_only, app_args, **app_flags):
     """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations,
     starting from a random program by default (the same per seed for every optimizer; `tune` starts from the
-    default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
-    Legion's default mapper (or the program's own, where it registers one) for a program without an expert mapper
-    (--app).
+    default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the
+    same comparison (failures count 0), or to Legion's default mapper (or the program's own, where it registers one) for
+    a program without an expert mapper (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
     Running the same command again resumes it (finished iterations are not rerun; --resume DIR continues a given
