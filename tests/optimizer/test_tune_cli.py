@@ -599,7 +599,8 @@ except KeyboardInterrupt:
 
 # The same Ctrl-C arriving while a class of matplotlib is made: Python 3.11 wraps what a descriptor's __set_name__
 # raises into a RuntimeError ("Error calling __set_name__ ..."), as CI saw in matplotlib.scale.
-CTRL_C_IN_SET_NAME = CTRL_C_IN_IMPORT.replace('"datetime"', '"matplotlib.scale"').replace("""            os.kill(os.getpid(), signal.SIGINT)
+CTRL_C_IN_SET_NAME = CTRL_C_IN_IMPORT.replace('"datetime"', '"matplotlib.scale"').replace(
+    """            os.kill(os.getpid(), signal.SIGINT)
 """, """            class Descriptor:
                 def __set_name__(self, owner, attribute):
                     os.kill(os.getpid(), signal.SIGINT)
