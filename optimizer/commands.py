@@ -2040,6 +2040,13 @@ def _not_compared(summary: dict, name: str) -> str:
     return f"{' and '.join(failed)} failed" if failed else f"{_label(name, own)} measured 0"
 
 
+def not_shown(c: protocol.Comparison, noisy: bool) -> str:
+    """Why the ratio `c` shows no difference, as `throughput_ratio`'s `how`: its lack of an interval, where it has
+    none; "from measurements too noisy to count" where it is clear of 1 but either side's measurement is too noisy
+    (`noisy`: `Estimate.noisy`) to count it; else "not significant"."""
+    return c.no_interval or ("from measurements too noisy to count" if noisy and c.significant else "not significant")
+
+
 def throughput_ratio(c: protocol.Comparison, label: str, how: str) -> str:
     """The ratio `c` of a throughput to that of the mapper `label` with its direction in words, and `how` it counts:
     "0.91x the default mapper's throughput (9 % slower, not significant)"; "0.91x the default mapper" alone reads, to
@@ -2261,10 +2268,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                 ratio = throughput_ratio(c, reference_name(other, own), "significant")
                 parts.append(f"{head} (the higher of them: {reference_name(top, own)} measured {ratio}; {use})")
             else:
-                why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
-                                        else "not significant")
                 parts.append(f"{head}, and those two are not shown to differ: {reference_name(top, own)} measured "
-                             f"{throughput_ratio(c, reference_name(other, own), why)}")
+                             f"{throughput_ratio(c, reference_name(other, own), not_shown(c, noisy))}")
     if parts and unsure:
         parts.insert(0, unsure)
     elif unsure:  # a gain from measurements warned of: not established, however far outside the noise it measured
@@ -2332,8 +2337,7 @@ def _versus_start(summary: dict) -> str:
     """The best's ratio to the start it is not shown faster than, its direction and why not ("1.01x the start's
     throughput, 1 % faster, not significant": `throughput_ratio`'s words without parentheses, said within some)."""
     c = _comparison(summary, summary["start"])
-    why = c.no_interval or ("from measurements too noisy to count"
-                            if _noisy(summary, summary["start"]) and c.significant else "not significant")
+    why = not_shown(c, _noisy(summary, summary["start"]))
     return ", ".join(filter(None, [f"{c.ratio:.{c.decimals()}f}x the start's throughput", _change(c), why]))
 
 
@@ -2356,7 +2360,7 @@ def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_st
         use = "use it (--mapper expert)" if name == "expert" else "run without --mapper"
         return (f"keep {reference_name(name, own)} ({use}): against your start program ({start_file}) it measured "
                 f"{throughput_ratio(c, 'the start program', 'significant')}, and no candidate beat it")
-    why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant else "not significant")
+    why = not_shown(c, noisy)
     names = [reference_name(n, own) for n in refs]
     which = f"{names[0]} is not" if len(names) == 1 else f"neither {names[0]} nor {names[1]} is"
     return (f"{keep_start}; {which} shown to be faster than it: {reference_name(name, own)} measured "
