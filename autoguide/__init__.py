@@ -15,5 +15,5 @@ from mapperopt.autoguide.edits import (EDIT_OPS, SETTING_OPS, apply_edits, apply
                                        program_edits)
 from mapperopt.autoguide.explain import LEVELS, explain, feedback_text
 
-__all__ = ["explain", "feedback_text", "apply_edits", "apply_edits_to_text", "load_catalog", "Catalog", "Rule", "EDIT_OPS", "LEVELS",
-           "SETTING_OPS", "memory_settings", "program_edits"]
+__all__ = ["explain", "feedback_text", "apply_edits", "apply_edits_to_text", "load_catalog", "Catalog", "Rule",
+           "EDIT_OPS", "LEVELS", "SETTING_OPS", "memory_settings", "program_edits"]

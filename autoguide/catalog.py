@@ -37,7 +37,8 @@ COMPUTED_FIELDS = ("costly",)
 # Texts outside the rules, and the fields each may use.
 GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
 PERFORMANCE_FIELDS = {
-    "versus": ("ratio", "baseline", "noise"), "versus_range": ("low", "high", "within", "intervals"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
+    "versus": ("ratio", "baseline", "noise"), "versus_range": ("low", "high", "within", "intervals"),
+    "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
     "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task", "task_sel"),
     "heavy_on_cpu_maps": ("changes",),
     "placement_narrow": ("task", "kind", "count", "total_s", "share", "statement", "line", "on", "used", "procs"),

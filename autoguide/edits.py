@@ -5,8 +5,9 @@ AST and returns the new `Program`. Each op either changes the program or raises 
 so that an optimizer never believes a no-op was applied.
 
 Selectors in edit arguments are written as in the DSL: a task is a name or "*", a region a name, an index (int)
-or "*", a processor kind a kind or "*". "The statement with this selector" means, as in dsl-reference.md §6.4, a statement
-with identical selector fields after splitting task lists (`Task a,b CPU;` is `Task a CPU;` plus `Task b CPU;`).
+or "*", a processor kind a kind or "*". "The statement with this selector" means, as in dsl-reference.md §6.4, a
+statement with identical selector fields after splitting task lists (`Task a,b CPU;` is `Task a CPU;` plus
+`Task b CPU;`).
 """
 
 from __future__ import annotations

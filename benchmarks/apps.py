@@ -354,7 +354,8 @@ def load_config(app: str) -> BenchConfig:
         app=app, expert=_require(data, "expert", str, where), description=_require(data, "description", str, where),
         metric=_require(data, "metric", str, where), unit=_require(data, "unit", str, where),
         iterations_flag=iterations_flag,
-        sizes={name: _parse_size(name, body, iterations_flag, where, _sources_dir(app)) for name, body in sizes.items()},
+        sizes={name: _parse_size(name, body, iterations_flag, where, _sources_dir(app))
+               for name, body in sizes.items()},
         path=str(path))
 
 

@@ -666,11 +666,11 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
 
     Builds the application if needed, compiles the mapper and measures it with tune's protocol: each execution
     calibrated to at least --min-time measured seconds, REPEATS to MAX_REPEATS executions with a timeout, their
-    trimmed mean and its interval (--once: a single measured execution, calibrated only with --min-time). Stores everything in a run folder. APP_ARGS
-    (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
-    `-ll:csize 4096`) takes the new value; with --app, the program's own flags are added after its arguments (both
-    reach it: a parser that takes the last one sees the new value), Legion's resource flags take the new value.
-    Exit status 1 when the run failed.
+    trimmed mean and its interval (--once: a single measured execution, calibrated only with --min-time). Stores
+    everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt
+    already sets (e.g. `-i 5000`, `-ll:csize 4096`) takes the new value; with --app, the program's own flags are added
+    after its arguments (both reach it: a parser that takes the last one sees the new value), Legion's resource flags
+    take the new value. Exit status 1 when the run failed.
     """
     from rich.console import Console
 

@@ -392,7 +392,8 @@ def _compare_opts(plan: dict, results: Path, unit: Unit, optimizers: list[str], 
     executions = plan.get("executions", EXECUTIONS)
     return {"optimizers": optimizers, "iters": unit.iters, "repeats": repeats, "size": unit.size, "cpus": None,
             "gpus": plan["gpus"], "seed": 0, "start": "random", "memory": {}, "executions": executions,
-            "max_executions": executions, "min_time_s": plan.get("min_time_s"), "timeout_s": None, "final_rounds": plan["final_rounds"],
+            "max_executions": executions, "min_time_s": plan.get("min_time_s"), "timeout_s": None,
+            "final_rounds": plan["final_rounds"],
             "runs_dir": results / "work", "new": False,
             "app_args": tuple(plan.get("tune_args", {}).get(f"{unit.bench}-{unit.size}", ())), "final": final,
             "dedicated": plan.get("dedicated", False)}
@@ -450,9 +451,9 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
     out = results / "work" / unit.bench / f"base-{unit.size}"
     shutil.rmtree(out, ignore_errors=True)  # an interrupted earlier attempt
     measured = protocol.measure_together(unit.bench, {"default": "default", "expert": "expert"}, plan["base_rounds"],
-                                         out, min_time_s=plan.get("min_time_s") or max(size.min_time_s, protocol.MIN_TIME_S),
-                                         size=unit.size,
-                                         cpus=cpus, gpus=gpus)
+                                         out,
+                                         min_time_s=plan.get("min_time_s") or max(size.min_time_s, protocol.MIN_TIME_S),
+                                         size=unit.size, cpus=cpus, gpus=gpus)
     data = {"cpus": cpus, "gpus": gpus, "rounds": plan["base_rounds"], "mappers": {}}
     for name, m in measured.items():
         # Folders relative to the results folder: the results travel between machines.

@@ -416,6 +416,18 @@ def output_text(data: bytes) -> str:
     return data.decode(errors="replace").replace("\r\n", "\n")
 
 
+def pattern_text(path: Path) -> str:
+    """A program's output file (`path`) as the metric and verify patterns read it: `output_text`'s text with each
+    carriage return left in it a line break too, so that a line that progress output rewrites (`step 2/2\relapsed:
+    12.5 ms\rstep 3/3`) is matched in parts, `^` and `$` (re.MULTILINE) at each, as a terminal shows them and as
+    `own_check` reads them.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    return output_text(path.read_bytes()).replace("\r", "\n")
+
+
 def run_in_group(cmd, timeout_s: float | None, **popen) -> subprocess.CompletedProcess:
     """`subprocess.run(cmd, capture_output=True, text=True, stdin=DEVNULL, timeout=timeout_s, **popen)` (None: no
     limit), but in a process group of its own that is killed whole at the end, at the timeout, on an exception
@@ -708,7 +720,8 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
             raise MapperoptError(f"mapper file {path} not found",
                                  hint=(f"did you mean --mapper {keyword}? " if keyword else "")
                                  + "--mapper takes default (Legion's default mapper)"
-                                 + (", expert (the benchmark's expert mapper)" if cfg.expert else "") + " or a DSL file")
+                                 + (", expert (the benchmark's expert mapper)" if cfg.expert else "")
+                                 + " or a DSL file")
         return path.name, read_source(path), str(path)
     if mapper == "default":
         return "default", None, ""

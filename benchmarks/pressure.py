@@ -1,4 +1,5 @@
-"""Memory pressure: a tuned mapper against the all-zero-copy mapper, measured together (reports/memory-pressure-h200.md).
+"""Memory pressure: a tuned mapper against the all-zero-copy mapper, measured together
+(reports/memory-pressure-h200.md).
 
     python -m mapperopt.benchmarks.pressure circuit --tuned runs/circuit/tune-.../best.dsl [--size tight] [--gpus 1]
         [--rounds 3] [--out DIR]

@@ -124,7 +124,8 @@ def set_aside(keep: Path, bench: str) -> None:
     n = 1
     while (base / f"together-{n}.json").exists() or (base / f"together-{n}").exists():
         n += 1
-    for old, new in ((base / "together.json", base / f"together-{n}.json"), (base / "together", base / f"together-{n}")):
+    for old, new in ((base / "together.json", base / f"together-{n}.json"),
+                     (base / "together", base / f"together-{n}")):
         if old.exists():
             old.rename(new)
 

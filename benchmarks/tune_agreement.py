@@ -111,8 +111,9 @@ def main() -> None:
         r = one_run(args.bench, seed, args.iters, start, runs, extra, args.reuse)
         s = r["summary"]
         best = s["measured"][s["best"]]["estimate"]
-        print(f"seed {seed}: {r['wall_s']:.0f} s ({r['cpu_s']:.0f} CPU s); best {s['best']} {best['value']:.4g} {s['unit']} "
-              f"(90 % interval {best['low']:.4g}-{best['high']:.4g}, spread {best['spread']:.0%}); {r['folder']}")
+        print(f"seed {seed}: {r['wall_s']:.0f} s ({r['cpu_s']:.0f} CPU s); best {s['best']} {best['value']:.4g} "
+              f"{s['unit']} (90 % interval {best['low']:.4g}-{best['high']:.4g}, spread {best['spread']:.0%}); "
+              f"{r['folder']}")
         for name, vs in s["vs"].items():
             if vs is None:
                 print(f"    vs {name}: not compared ({s['measured'][name]['reason']})")

@@ -132,17 +132,17 @@ def own_check_seen(result: dict | None) -> bool | None:
 
 
 def pattern_reads_own_check(verify: Verify, run_dir: Path) -> str | None:
-    """A note where `verify` searches layouts on the strength of the program's own check alone: its pattern (the
-    only verification given) matches, in the last execution of the run in `run_dir` (its result.json), only
+    """A note (to follow "Note: ") where `verify` searches layouts on the strength of the program's own check alone: its
+    pattern (the only verification given) matches, in the last execution of the run in `run_dir` (its result.json), only
     MAPPEROPT_RESULT lines, on its standard output or, where it occurs nowhere there, its standard error, as the
     verification reads them; None otherwise, or where that output cannot be read."""
-    from mapperopt.benchmarks.harness import OWN_RESULT_LINE
+    from mapperopt.benchmarks.harness import OWN_RESULT_LINE, pattern_text
 
     if not verify.pattern or verify.command or verify.reference or not (run_dir / "result.json").is_file():
         return None
     try:
         attempt = (json.loads((run_dir / "result.json").read_text()).get("attempts") or [])[-1]
-        outputs = [(run_dir / attempt[name]).read_text(errors="replace") for name in ("stdout", "stderr")]
+        outputs = [pattern_text(run_dir / attempt[name]) for name in ("stdout", "stderr")]
     except (OSError, ValueError, IndexError, KeyError, TypeError):  # nothing to tell from
         return None
     for text in outputs:
@@ -151,7 +151,7 @@ def pattern_reads_own_check(verify: Verify, run_dir: Path) -> str | None:
             lines = [text[at:].partition("\n")[0] for at in starts]
             if not all(OWN_RESULT_LINE.match(line) for line in lines):
                 return None
-            return (f"Note: the verify pattern /{verify.pattern}/ matches only the program's own MAPPEROPT_RESULT "
+            return (f"the verify pattern /{verify.pattern}/ matches only the program's own MAPPEROPT_RESULT "
                     "line: layouts are searched on the strength of the program's own check, which must compare "
                     "values that a wrong layout would change.")
     return None
@@ -1138,7 +1138,9 @@ def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Pa
     """`reason` (an exit status "and no error message") for a program that said nothing on standard error but printed
     on its standard output (a program's own check printing FAIL): the end of that output, and that the application
     file's verify pattern did not match it either, where there is one."""
-    stdout = stdout_path.read_text(errors="replace")
+    from mapperopt.benchmarks.harness import pattern_text
+
+    stdout = pattern_text(stdout_path)
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     if not lines:
         return reason
@@ -1148,7 +1150,7 @@ def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Pa
     text = f"{reason[:-len(_NO_MESSAGE)]} and printed nothing on standard error; {said}"
     pattern = app.verify.pattern
     if pattern and not re.search(pattern, stdout, re.MULTILINE) and not re.search(
-            pattern, stderr_path.read_text(errors="replace"), re.MULTILINE):
+            pattern, pattern_text(stderr_path), re.MULTILINE):
         text += f"; the verify pattern /{pattern}/ does not match its output either"
     return text
 
@@ -1445,12 +1447,14 @@ def unread_time(result) -> str | None:
     """For a run of a user's program whose metric is the wall time (no metric pattern), the words that its output
     prints a time of its own (`printed_time`, the first execution's output that does), with the --metric and
     --unit (or the application file's `metric:`) that read it; None otherwise."""
+    from mapperopt.benchmarks.harness import pattern_text
+
     s = result.settings or {}
     if not result.run_dir or not s.get("metric", "").startswith("wall time"):
         return None
     for attempt in result.attempts:
         try:
-            text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
+            text = pattern_text(Path(result.run_dir) / attempt.stdout) if attempt.stdout else ""
         except OSError:
             continue
         if not (found := printed_time(text)):
@@ -1558,10 +1562,12 @@ _AFTER_PASSES = re.compile(rf"(?:execution 1|executions 1 (?:and|to) \d+) passed
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
     """Why the results of an execution that exited 0 are wrong by the application file's checks, or None. The verify
     pattern is looked for in the standard output, else in standard error."""
+    from mapperopt.benchmarks.harness import pattern_text
+
     v = app.verify
-    stdout = (run_dir / stdout_name).read_text(errors="replace")
+    stdout = pattern_text(run_dir / stdout_name)
     if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE) and not re.search(
-            v.pattern, (run_dir / stderr_name).read_text(errors="replace"), re.MULTILINE):  # as the metric (`measure`)
+            v.pattern, pattern_text(run_dir / stderr_name), re.MULTILINE):  # as the metric (`measure`)
         return f"{_PATTERN} /{v.pattern}/{_spacing(v.pattern)}" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
@@ -2215,8 +2221,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                 reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
                 stage = "verify" if reason else None
             if stage is None:
-                stdout = (run_dir / attempt.stdout).read_text(errors="replace")
-                stderr = (run_dir / attempt.stderr).read_text(errors="replace")
+                stdout, stderr = (H.pattern_text(run_dir / name) for name in (attempt.stdout, attempt.stderr))
                 result, reason = measure(app, stdout, attempt.wall_s, stderr)
                 stage = "run" if result is None else None
                 attempt = replace(attempt, result=result)

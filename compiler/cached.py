@@ -25,7 +25,8 @@ _OPTIONS = {"-o": "output", "--emit-cpp": "emit_cpp", "--bench": "bench", "--mac
 
 def _package_digest(h, package: str) -> None:
     folder = Path(importlib.util.find_spec(package).submodule_search_locations[0])
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".py", ".lark", ".j2", ".cc", ".h")):
+    for path in sorted(p for p in folder.rglob("*")
+                       if p.is_file() and p.suffix in (".py", ".lark", ".j2", ".cc", ".h")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
 
 

@@ -2,9 +2,9 @@
 
 The generated file is small on purpose: it holds the statement tables of the policy and its functions as C++
 functions over the dynamic `Value` of `runtime/mapperopt_dsl.h`; the Legion mapper that carries them out is the
-support library (`runtime/dsl_mapper.cc`), built once. Name resolution follows dsl-reference.md §5.2 statically (function bodies
-are straight-line code), selectors are expanded one task name per row, and of statements with identical selectors
-only the latest is kept (§6.4). The output is deterministic: the same program gives the same text.
+support library (`runtime/dsl_mapper.cc`), built once. Name resolution follows dsl-reference.md §5.2 statically
+(function bodies are straight-line code), selectors are expanded one task name per row, and of statements with identical
+selectors only the latest is kept (§6.4). The output is deterministic: the same program gives the same text.
 """
 
 from __future__ import annotations

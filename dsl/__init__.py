@@ -1,4 +1,5 @@
-"""The mapping DSL: parser, checker, formatter and reference evaluator (docs/dsl-reference.md is the language reference; § numbers in this package cite it).
+"""The mapping DSL: parser, checker, formatter and reference evaluator (docs/dsl-reference.md is the language reference;
+§ numbers in this package cite it).
 
     program = parse(text, filename)             # Program, or DslSyntaxError
     diags = check(program, app, machine)       # list[Diagnostic]

@@ -1,5 +1,5 @@
-"""Semantic checker (dsl-reference.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions, names,
-kinds and a static evaluation of the mapping functions over the application's launch domains.
+"""Semantic checker (dsl-reference.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions,
+names, kinds and a static evaluation of the mapping functions over the application's launch domains.
 
 `check(program, app=None, machine=None)` returns every finding as a `Diagnostic`, errors capped at 20, in source
 order. Without an application description the name checks (E202-E204, E209, W305) are skipped; without a machine
@@ -1743,8 +1743,8 @@ class _Checker:
             launches = "; ".join(launch_numbers(g, len(t.launches) > 1)[0] for g in groups)
             which = f"argument {args[0]}" if len(args) == 1 else f"arguments {', '.join(map(str, args))}"
             one = sum((last - first) // step + 1 for g in groups for first, last, step in g.launches) == 1
-            what = (f"{launches} {'has' if one else 'have'} {which} in '{name}', so this statement selects {which} on those launches only "
-                    "(none on the others)")
+            what = (f"{launches} {'has' if one else 'have'} {which} in '{name}', so this statement selects {which} on "
+                    "those launches only (none on the others)")
             index = A.RegionSel(index=args[0])
             hint = (f"`{format_statement(dataclasses.replace(stmt, region=index))}` selects argument {args[0]} on "
                     "every launch" if stmt.tasks.names is not None and len(scope) == 1 else
@@ -2464,10 +2464,11 @@ class _Checker:
         kernel's row-major tiles), or SOA instances (`interleave`), on the processor kinds the requirement concerns
         (`layout_kinds`, all if absent) are certain to get another layout, against the variant's layout constraint
         (what the run then does: `_layout_at_run_time`). Certain as for E222: with a machine (`ev.machine`), where the
-        task runs there (its kind, the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
-        (its Task list and variants, up to CPU, which every machine has) and every memory listed for it there.
-        W312 when, without a machine, only some of those reject it: whether the run fails depends on the machine
-        (e.g. a task listed `GPU,CPU` whose CPU variant constrains the layout fails on a machine without GPUs)."""
+        task runs there (its kind, the memory the first processor of that kind on node 0 gets); without one, on every
+        kind the task can run on (its Task list and variants, up to CPU, which every machine has) and every memory
+        listed for it there. W312 when, without a machine, only some of those reject it: whether the run fails depends
+        on the machine (e.g. a task listed `GPU,CPU` whose CPU variant constrains the layout fails on a machine without
+        GPUs)."""
         if self.app is None:
             return
         # (code, deciding statements, needed, given, why) -> (statements deciding each wrong aspect (None: the

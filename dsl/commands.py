@@ -401,8 +401,7 @@ size_option = click.option(
 @discovery_options
 @machine_option
 @processor_options()
-@click.option("--size", default=None, metavar="SIZE",
-              help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
+@size_option
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
 def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, cpus, gpus, size, app_args):
     """Check a DSL mapper for errors; exits with status 1 if there is any.
@@ -1171,7 +1170,8 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
               help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
 @click.option("--png", "png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the point-to-processor placement of each index launch into this PNG.")
-@click.option("--json", "as_json", is_flag=True, help="Print the placement-trace records as JSON lines, and per index launch its points per node and "
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the placement-trace records as JSON lines, and per index launch its points per node and "
                    "processor (a `balance` record).")
 @click.option("--apply", "feedback", type=click.Path(exists=True), default=None, metavar="FEEDBACK",
               help="Preview AutoGuide's suggestion: apply the edits of FEEDBACK (a feedback.json, or the run folder "

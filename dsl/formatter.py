@@ -24,7 +24,8 @@ from mapperopt.dsl import ast as A
 
 INDENT = "    "
 
-# Precedence levels (dsl-reference.md §8.1), loosest first; an operand is parenthesised when its level is below the slot's.
+# Precedence levels (dsl-reference.md §8.1), loosest first; an operand is parenthesised when its level is below the
+# slot's.
 _TERNARY, _POSTFIX, _PRIMARY = 1, 9, 10
 _UNARY = 8
 _BINARY_LEVEL = {op: i + 2 for i, ops in enumerate(A.BINARY_LEVELS) for op in ops}

@@ -5,8 +5,8 @@ processors per node); each transformation returns a new model that aliases proce
 chain of `_Transform`s over the base model. Indexing maps new coordinates back through the chain; `coords_of`
 (`task.processor(m)`) maps a processor forward through the inverses.
 
-Invalid uses raise `DslRuntimeError` with the dsl-reference.md §11.5 code (R400 index out of range, R405 set spanning nodes,
-R406 processor not in the model, R408 wrong number of indices, R409 invalid transformation argument).
+Invalid uses raise `DslRuntimeError` with the dsl-reference.md §11.5 code (R400 index out of range, R405 set spanning
+nodes, R406 processor not in the model, R408 wrong number of indices, R409 invalid transformation argument).
 """
 
 from __future__ import annotations

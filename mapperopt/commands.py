@@ -35,7 +35,8 @@ MACHINE_FLAGS = {"-ll:cpu", "-ll:gpu", "-ll:io", "-ll:py", "-ll:omp", "-ll:util"
 
 
 @click.command()
-@click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPU processors per node (-ll:cpu) [default: 1].")
+@click.option("--cpus", type=click.IntRange(min=1), default=None,
+              help="CPU processors per node (-ll:cpu) [default: 1].")
 @click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs per node (-ll:gpu) [default: 0].")
 @click.option("--json", "as_json", is_flag=True, help="Print the machine description JSON instead of tables.")
 @click.argument("flags", nargs=-1, type=click.UNPROCESSED, metavar="[-- FLAGS]")
@@ -46,8 +47,8 @@ def machine(cpus, gpus, as_json, flags):
     `mapperopt check/explain` and the optimizer. FLAGS after `--` are a run's Legion flags that shape its machine,
     as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:util) and
     memory sizes in MiB (-ll:csize, -ll:fsize, -ll:zsize, -ll:rsize, -ll:nsize); -ll:cpu and -ll:gpu there must
-    agree with --cpus and --gpus where both are given, as in `run`. -ll:omp only with a Legion built with OpenMP (MAPPEROPT_LEGION_PREFIX): the legate
-    wheel's has no OMP processors.
+    agree with --cpus and --gpus where both are given, as in `run`. -ll:omp only with a Legion built with OpenMP
+    (MAPPEROPT_LEGION_PREFIX): the legate wheel's has no OMP processors.
     """
     from rich.console import Console
     from rich.table import Table
@@ -253,8 +254,8 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
 
 def llm_check() -> Check:
     """The language-model endpoint of the environment, asked for one token (with `tune`'s timeout,
-    MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
-    would stop at once)."""
+    MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that
+    fails is a failed check (`tune` would stop at once)."""
     from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig, ask_one_token, fault_hint
 
     try:

@@ -682,9 +682,9 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
     that GPU), and, when it has GPUs, one ZCMEM with affinity to its CPUs and GPUs. Among `run_flags` (a run's
     command line), the memory flags apply as Realm applies them, sizes as Realm reads them (`realm_size`: MiB
     without a unit, `80G`): `-ll:csize`, `-ll:fsize`, `-ll:zsize`
-    size those memories (`-ll:zsize 0`: no ZCMEM; without GPUs, none either), `-ll:rsize` and `-ll:nsize` add an RDMEM and a SOCKMEM per node
-    with affinity to its CPUs; `-ll:cpu N` and `-ll:gpu N` must agree with the machine's counts per node (the
-    machine gives them); other flags are ignored.
+    size those memories (`-ll:zsize 0`: no ZCMEM; without GPUs, none either), `-ll:rsize` and `-ll:nsize` add an RDMEM
+    and a SOCKMEM per node with affinity to its CPUs; `-ll:cpu N` and `-ll:gpu N` must agree with the machine's counts
+    per node (the machine gives them); other flags are ignored.
 
     Raises:
         MachineSpecError (a DescriptionError and a UsageError): the text is of neither form, names a count twice,

@@ -33,9 +33,9 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
 
     Raises:
         FileNotFoundError: there is no such file.
-        MapperoptError: the file cannot be read (a folder in its place: `wrong_kind`'s error), is not valid JSON (its line and column in the message), is not a
-            JSON object, or a field of `fields`, at any depth, is missing or of another kind (named by its path,
-            e.g. 'groups[0].runs').
+        MapperoptError: the file cannot be read (a folder in its place: `wrong_kind`'s error), is not valid JSON
+            (its line and column in the message), is not a JSON object, or a field of `fields`, at any depth, is
+            missing or of another kind (named by its path, e.g. 'groups[0].runs').
     """
     def damaged(why: str) -> MapperoptError:
         return MapperoptError(f"{path} is damaged: {why}", hint=hint or "restore it from a copy")

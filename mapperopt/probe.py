@@ -20,9 +20,9 @@ from mapperopt.errors import MapperoptError, exit_status
 from mapperopt.files import read_json, write_atomically
 
 PROBE_TIMEOUT_S = 120
-# Probes this process made or read from the cache: (probe key, allowed cores) -> the machine description's JSON. One machine, command
-# line and set of cores gives one answer, so `tune` and `compare`, which describe the machine and then check mappers
-# against it, run the probe once, not twice.
+# Probes this process made or read from the cache: (probe key, allowed cores) -> the machine description's JSON. One
+# machine, command line and set of cores gives one answer, so `tune` and `compare`, which describe the machine and then
+# check mappers against it, run the probe once, not twice.
 _PROBED: dict[tuple, str] = {}
 
 

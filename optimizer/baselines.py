@@ -225,9 +225,9 @@ class OpenTunerSearch(SpaceSearch):
 
     Its SQLite database is `workdir/opentuner.db` (in memory without a workdir), never in the working directory,
     open until `close`; OpenTuner's own log file and logging set-up are disabled. Under SQLAlchemy 2 OpenTuner's
-    duplicate detection is broken (new desired results are no longer attached to the session through the `TuningRun` backref, so every
-    duplicate looks new); `_attach_desired_results` restores it. OpenTuner draws from Python's and numpy's global
-    random generators: they are swapped for this optimizer's own seeded states around every call.
+    duplicate detection is broken (new desired results are no longer attached to the session through the `TuningRun`
+    backref, so every duplicate looks new); `_attach_desired_results` restores it. OpenTuner draws from Python's and
+    numpy's global random generators: they are swapped for this optimizer's own seeded states around every call.
     """
 
     name = "opentuner"

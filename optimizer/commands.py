@@ -212,22 +212,32 @@ def _searched(request: dict) -> dict:
     return {**request, "llm": {k: v for k, v in llm.items() if k not in ("timeout_s", "max_retries", "max_model_s")}}
 
 
+def _set_up_tunings(runs_dir: Path, bench: Any, note_unreadable: bool = False) -> Iterator[tuple[Path, TuneStore]]:
+    """The tuning folders of `bench` under `runs_dir` whose set-up finished (`_set_up`), newest first, each with its
+    store. One that cannot be read is skipped, with a note on stderr where `note_unreadable` (the user may have meant
+    the command to continue it)."""
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError as exc:
+            if note_unreadable:
+                click.echo(f"Note: {exc.message}: skipped.", err=True)
+            continue
+        if _set_up(store):
+            yield root, store
+
+
 def _latest(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
-    """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
+    """The latest set-up tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
     (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
     even when a later one finished (two runs of the command at once, one of them killed), unless that one was made
     with another build of a user's program than the later one (a run stopped by a rebuild, after which the new
     build's run finished); else (None, the latest finished one); (None, None) when there is none. A folder that
     cannot be read is skipped with a note."""
     finished = None
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError as exc:  # said: the user may have meant this command to continue that folder
-            click.echo(f"Note: {exc.message}: skipped.", err=True)
-            continue
-        if _searched(store.settings.get("request") or {}) != _searched(request) or not _set_up(store):
-            continue  # another request, or one whose set-up (baselines, calibration) never finished
+    for root, store in _set_up_tunings(runs_dir, bench, note_unreadable=True):
+        if _searched(store.settings.get("request") or {}) != _searched(request):
+            continue  # another request
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             if finished is not None and store.settings.get("executable_sha256") not in (
                     None, TuneStore.open(finished).settings.get("executable_sha256")):
@@ -244,13 +254,8 @@ def _unfinished_tunes(runs_dir: Path, bench: Any, iters: int | None) -> Iterator
     made with another build of the user's program, whose --resume is refused (`require_same_build`)."""
     from mapperopt.benchmarks.userapp import UserApp, build_change
 
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError:
-            continue
-        if not _set_up(store) or (len(store.records) >= (iters or store.settings["iters"])
-                                  and (root / "summary.json").exists()):
+    for root, store in _set_up_tunings(runs_dir, bench):
+        if len(store.records) >= (iters or store.settings["iters"]) and (root / "summary.json").exists():
             continue
         if isinstance(bench, UserApp) and build_change(bench, store.settings) is not None:
             continue  # its --resume is refused: another build
@@ -299,16 +304,11 @@ def _other_build(runs_dir: Path, bench: Any, request: dict) -> tuple[Path, str] 
     if not isinstance(bench, UserApp):
         return None
     here = request["program"]
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError:
-            continue
+    for root, store in _set_up_tunings(runs_dir, bench):
         recorded = store.settings.get("request") or {}
         program = recorded.get("program")
-        if not _set_up(store) or not isinstance(program, dict) or {**program, "executable": None} != {
-                **here, "executable": None} or _searched({**recorded, "program": None}) != _searched(
-                {**request, "program": None}):
+        if not isinstance(program, dict) or {**program, "executable": None} != {**here, "executable": None} or \
+                _searched({**recorded, "program": None}) != _searched({**request, "program": None}):
             continue
         change = build_change(bench, store.settings)
         if program["executable"] == here["executable"] and change is None:
@@ -902,6 +902,19 @@ def start_up(results: list[dict]) -> float | None:
     return min((t for r in results if (t := protocol.start_up_time(r)) is not None), default=None)
 
 
+def noise_options(bench: Any, size: str | None, timeout_s: float | None, results: list[dict]) -> dict:
+    """The options of `protocol.noise_warnings` that shape its advice (Short measurement, Noisy measurement...)
+    alike for every measurement of tune's and compare's: for the program `bench` (a user's `UserApp`: not
+    calibrated, measured by its wall time where it has no metric pattern; a benchmark's name: its sizes larger than
+    `size` that run here, `larger_size`), under --timeout `timeout_s` (None: none), with what an execution costs
+    besides its measured time as the run folders' `results` (result.json) tell (`start_up`)."""
+    from mapperopt.benchmarks.userapp import UserApp
+
+    calibrated = not isinstance(bench, UserApp)
+    return {"calibrated": calibrated, "timeout_s": timeout_s, "start_up_s": start_up(results),
+            "wall": not calibrated and bench.metric.regex is None, "larger": larger_size(bench, size)}
+
+
 def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str]) -> MapperoptError | None:
     """The error refusing the --timeout given (`opts`), now that the reference mappers and the calibration in `root`
     ran (`failures`: the references that failed, by name): one of them timed out under it, or it leaves no room for
@@ -1072,6 +1085,29 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
             escape(r.category), escape(r.note or "") + (f" [dim]({tokens} tokens)[/]" if tokens else ""))
 
 
+def layouts_note(bench: Any, layouts: bool, run_dir: Path) -> tuple[str, str] | None:
+    """What tune and compare say of layouts once the reference's first run (its folder `run_dir`) shows whether the
+    program prints its own check, as (head, text): where `layouts` are not searched, why ("Layouts are not
+    searched", `unsearched_layouts`); where a user's program's verify pattern reads only that check, that layouts
+    rest on it ("Note", `pattern_reads_own_check`); else None."""
+    from mapperopt.benchmarks.userapp import UserApp, own_check_seen, pattern_reads_own_check, unsearched_layouts
+
+    if not layouts:
+        result = run_dir / "result.json"
+        own = own_check_seen(readable_result(result)) if result.is_file() else None
+        return "Layouts are not searched", f"{unsearched_layouts(own)}."
+    if isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify, run_dir)):
+        return "Note", note
+    return None
+
+
+# tune's and compare's option alike (`run`'s says more: it measures one mapper, calibrated in front of the user)
+min_time_option = click.option(
+    "--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
+    help=f"Least measured seconds per execution at --size [default: the size's, at least {protocol.MIN_TIME_S:g}; "
+         "not with --app].")
+
+
 @click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
@@ -1087,9 +1123,7 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
               help=f"...and at most: until the 90 % interval is within {protocol.TARGET_HALF_WIDTH:.0%} of the "
                    "trimmed mean or this many were measured.")
-@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help=f"Least measured seconds per execution at --size [default: the size's, at least "
-                   f"{protocol.MIN_TIME_S:g}; not with --app].")
+@min_time_option
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; references: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -1244,9 +1278,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           f" it is left alone. To continue it with this command's: {resume_line(root)}", markup=False)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
-            console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
-                          f"one. To extend that run instead, give the command --resume {finished} --iters "
-                          f"{done + (iters or 10)}", markup=False)
+            console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); "
+                          f"starting a new one. To extend that run instead, give the command --resume {finished} "
+                          f"--iters {done + (iters or 10)}", markup=False)
     if found is not None:
         store = TuneStore.open(found)
         if not _set_up(store):  # killed while setting up: baselines and the calibrated count are missing
@@ -1336,17 +1370,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(note.format(store.root), markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
-    from mapperopt.benchmarks.userapp import UserApp, own_check_seen, pattern_reads_own_check, unsearched_layouts
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
-    if not space.layouts:  # whether the program prints its own check: what its default baseline's run shows
-        baseline = store.root / "baseline-default" / "result.json"
-        own = own_check_seen(readable_result(baseline)) if baseline.is_file() else None
-        print_whole(console, "Layouts are not searched", f"{unsearched_layouts(own)}.", "yellow")
-    elif isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify,
-                                                                          store.root / "baseline-default")):
-        print_wrapped(console, note, markup=False)
+    if said := layouts_note(bench, space.layouts, store.root / "baseline-default"):
+        print_whole(console, *said, "none" if said[0] == "Note" else "yellow")
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
@@ -1376,8 +1404,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                      f"of at least {settings.get('min_time_s') or 0:g} s measured"
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
-    wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
-    _print_baselines(console, store.root, settings, wall, next((r.unit for r in store.records if r.unit), ""))
+    _print_baselines(console, store.root, settings, bench, next((r.unit for r in store.records if r.unit), ""))
     console.print(f"Folder: {store.root}", markup=False)
     if (stop := _default_fails_everywhere(store)) is not None:
         store.unlock()
@@ -1531,10 +1558,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     finally:
         status.stop()
         store.unlock()
-    larger = larger_size(bench, settings["size"])
     warned = _print_summary(console, summary, unit, default_start=settings["start"] == "default",
-                            calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                            start_up_s=start_up(set_up_results(store.root)), wall=wall, larger=larger)
+                            **noise_options(bench, settings["size"], settings.get("timeout_s"),
+                                            set_up_results(store.root)))
     unsure = measure_more(warned)
     if said := pick_line(summary, store.best().iter):
         print_wrapped(console, said, markup=False)
@@ -1757,7 +1783,8 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
         # default) says more about the limit.
         return MapperoptError(f"no iteration produced a working mapper: every one ran past --timeout {given:g}, "
                               "whatever its mapping, so that limit is the likely cause (it counts Legion's start-up "
-                              f"and the application's set-up too); see {history}", hint="give a larger --timeout, or leave it out")
+                              f"and the application's set-up too); see {history}",
+                              hint="give a larger --timeout, or leave it out")
     return MapperoptError(f"no iteration produced a working mapper; see {history}",
                           hint="look at the feedback in iter-NNN/feedback.txt")
 
@@ -1895,7 +1922,8 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> Path:
         return kept
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
-                         if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
+                         if (p := folder_path(d, root)).is_relative_to(executions) else d
+                         for d in m.get("run_dirs", [])]
     if executions.exists():
         executions.rename(kept)  # first: until summary.json follows, the folder still reads as finished
     kept.mkdir(exist_ok=True)
@@ -1910,11 +1938,12 @@ def _label(name: str, own_mapper: str | None) -> str:
     return reference_name(name, own_mapper) if name == "default" and own_mapper else name
 
 
-def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False, run_unit: str = "") -> None:
+def _print_baselines(console: Any, root: Path, settings: dict, bench: Any = None, run_unit: str = "") -> None:
     """The reference mappers' throughputs with their unit, and what makes them unreliable
-    (`protocol.noise_warnings`; measured with exactly --repeats executions each; `wall`: a user's program measured
-    by its wall time), from their run folders; one whose folder is gone (deleted) with the unit of the others or of
-    the run's iterations (`run_unit`), and a note that says so."""
+    (`protocol.noise_warnings` as `noise_options` shapes it for the program `bench`, by default the benchmark
+    settings.json names; measured with exactly --repeats executions each), from their run folders; one whose folder
+    is gone (deleted) with the unit of the others or of the run's iterations (`run_unit`), and a note that says
+    so."""
     from rich.markup import escape
 
     own = own_mapper_of(settings)
@@ -1951,11 +1980,9 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
         console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
     measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
-    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
-                                               calibrated="app_file" not in settings,
-                                               timeout_s=settings.get("timeout_s"),
-                                               start_up_s=start_up(list(results.values())), wall=wall,
-                                               larger=larger_size(settings.get("app"), settings.get("size"))):
+    how = noise_options(settings.get("app") if bench is None else bench, settings.get("size"),
+                        settings.get("timeout_s"), list(results.values()))
+    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0, **how):
         print_whole(console, f"{title} of the baselines", text, "yellow")
 
 
@@ -2011,6 +2038,13 @@ def _not_compared(summary: dict, name: str) -> str:
     own = summary.get("own_mapper")
     failed = [_label(n, own) for n in (summary["best"], name) if summary["measured"][n]["estimate"] is None]
     return f"{' and '.join(failed)} failed" if failed else f"{_label(name, own)} measured 0"
+
+
+def not_shown(c: protocol.Comparison, noisy: bool) -> str:
+    """Why the ratio `c` shows no difference, as `throughput_ratio`'s `how`: its lack of an interval, where it has
+    none; "from measurements too noisy to count" where it is clear of 1 but either side's measurement is too noisy
+    (`noisy`: `Estimate.noisy`) to count it; else "not significant"."""
+    return c.no_interval or ("from measurements too noisy to count" if noisy and c.significant else "not significant")
 
 
 def throughput_ratio(c: protocol.Comparison, label: str, how: str) -> str:
@@ -2234,10 +2268,8 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
                 ratio = throughput_ratio(c, reference_name(other, own), "significant")
                 parts.append(f"{head} (the higher of them: {reference_name(top, own)} measured {ratio}; {use})")
             else:
-                why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant
-                                        else "not significant")
                 parts.append(f"{head}, and those two are not shown to differ: {reference_name(top, own)} measured "
-                             f"{throughput_ratio(c, reference_name(other, own), why)}")
+                             f"{throughput_ratio(c, reference_name(other, own), not_shown(c, noisy))}")
     if parts and unsure:
         parts.insert(0, unsure)
     elif unsure:  # a gain from measurements warned of: not established, however far outside the noise it measured
@@ -2305,8 +2337,7 @@ def _versus_start(summary: dict) -> str:
     """The best's ratio to the start it is not shown faster than, its direction and why not ("1.01x the start's
     throughput, 1 % faster, not significant": `throughput_ratio`'s words without parentheses, said within some)."""
     c = _comparison(summary, summary["start"])
-    why = c.no_interval or ("from measurements too noisy to count"
-                            if _noisy(summary, summary["start"]) and c.significant else "not significant")
+    why = not_shown(c, _noisy(summary, summary["start"]))
     return ", ".join(filter(None, [f"{c.ratio:.{c.decimals()}f}x the start's throughput", _change(c), why]))
 
 
@@ -2329,7 +2360,7 @@ def _start_or_reference(summary: dict, refs: list[str], start_file: str, keep_st
         use = "use it (--mapper expert)" if name == "expert" else "run without --mapper"
         return (f"keep {reference_name(name, own)} ({use}): against your start program ({start_file}) it measured "
                 f"{throughput_ratio(c, 'the start program', 'significant')}, and no candidate beat it")
-    why = c.no_interval or ("from measurements too noisy to count" if noisy and c.significant else "not significant")
+    why = not_shown(c, noisy)
     names = [reference_name(n, own) for n in refs]
     which = f"{names[0]} is not" if len(names) == 1 else f"neither {names[0]} nor {names[1]} is"
     return (f"{keep_start}; {which} shown to be faster than it: {reference_name(name, own)} measured "

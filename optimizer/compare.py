@@ -68,11 +68,11 @@ from click.core import ParameterSource
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import larger_size, require_one_value
+from mapperopt.benchmarks.apps import require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, print_command_last,
                                            print_progress, print_wrapped, size_options, wrap_whole, wraps)
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, build_record, own_check_seen,
-                                          pattern_reads_own_check, spec_words, unseen_rebuild_note)
+                                          spec_words, unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, UsageError, closest
@@ -81,13 +81,14 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, BuildChanged, best_run_command,
                                           changed_build, check_endpoint_first, check_options, check_start_file,
-                                          continued_by, final_round_check, keep_named, keep_reference, measure_more,
-                                          memory_now, next_line, option_words, print_new_notes, require_known_size,
-                                          require_same_build, require_same_machine, require_start_file, tests_size_note)
+                                          continued_by, final_round_check, keep_named, keep_reference, layouts_note,
+                                          measure_more, memory_now, min_time_option, next_line, noise_options,
+                                          option_words, print_new_notes, require_known_size, require_same_build,
+                                          require_same_machine, require_start_file, tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, best_run
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path, held_elsewhere,
                                        hold_program_folder, joined_names, measured_values, rebuilt_iterations,
-                                       readable_result, reference_name, relative_run_dirs, require_machine)
+                                       reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -990,15 +991,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             first, iterations, wall_s = _reference(bench, reference, named, folder, _evaluator(ctx, {}, None),
                                                    measure_baselines, say)
         ctx.update(first=first, iterations=iterations, wall_s=wall_s)
-        if not layouts:
-            from mapperopt.benchmarks.userapp import unsearched_layouts
-
-            kept = folder / f"baseline-{reference}" / "result.json"
-            own = own_check_seen(readable_result(kept)) if kept.is_file() else None
-            say(f"Layouts are not searched: {unsearched_layouts(own)}.")
-        elif isinstance(bench, UserApp) and (note := pattern_reads_own_check(bench.verify,
-                                                                              folder / f"baseline-{reference}")):
-            say(note)
+        if said := layouts_note(bench, layouts, folder / f"baseline-{reference}"):
+            say(": ".join(said))
         # repeat-major: a comparison stopped early has every optimizer alike
         jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
         errors: list[str] = []
@@ -1949,7 +1943,8 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
             asked = {o.folder.name for o in outcomes}
             others = [r for g in stale for r in g["runs"] if r not in asked]
             say(f"Measuring again: the best programs of {', '.join(changed)} after "
-                f"{_iterations(len(outcomes[0].records))} are not those {', '.join(g['folder'] for g in stale)} measured, so "
+                f"{_iterations(len(outcomes[0].records))} are not those {', '.join(g['folder'] for g in stale)} "
+                "measured, so "
                 + ("it moves" if len(stale) == 1 else "they move") + " to `replaced` in final.json once "
                 "the runs of this command are measured again together with "
                 + reference_name(ctx["reference"], ctx.get("own_mapper"))
@@ -1989,10 +1984,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     the curves divide by it; its run's result.json damaged: noted through `say`, as `tune` notes it), then the final
     measurement's reference (per group) and each run's best program (named by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
-    calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
-    wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
-    larger = larger_size(ctx["bench"], ctx["opts"].get("size"))  # the larger sizes that run here, if any
-    out, start_up = [], None
+    out = []
     first = folder / f"baseline-{reference}" / "result.json"
     try:
         result = read_json(first, fields=RESULT_FIELDS) if first.exists() else None
@@ -2000,15 +1992,15 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
         say(f"Note: {exc.message}: the noise of {reference_name(reference, ctx.get('own_mapper'))}'s first "
             f"measurement is not shown (its figure is in {reference}.json).")
         result = None
+    # the advised --timeout leaves room for what an execution costs besides its measured time (`start_up`)
+    how = noise_options(ctx["bench"], ctx["opts"].get("size"), ctx["opts"]["timeout_s"],
+                        [] if result is None else [result])
     if result is not None:
-        start_up = protocol.start_up_time(result)  # the advised --timeout leaves room for it
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of {reference_name(reference, ctx.get('own_mapper'))}'s first measurement", text]
-                    for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
-                                                                       timeout_s, start_up_s=start_up, anew=_ANEW,
-                                                                       wall=wall, larger=larger)]
+                    for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, anew=_ANEW, **how)]
     # the reference by its label, or as the mapper it ran where that is the program's own
     label = reference_name(reference, ctx.get("own_mapper")) if ctx.get("own_mapper") else reference
     final = {label if len(groups) == 1 else f"{label} ({g['folder']})": g["measured"][reference] for g in groups}
@@ -2016,9 +2008,8 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     measured = {name: (protocol.Estimate.from_json(m["estimate"]), m.get("time_s"))
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
-            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall,
-                                                             larger=larger)]
+            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, anew=_ANEW,
+                                                       **how)]
     return out
 
 
@@ -2871,9 +2862,7 @@ class Heartbeat:
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
-@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
-              help=f"Least measured seconds per execution at --size [default: the size's, at least "
-                   f"{protocol.MIN_TIME_S:g}; not with --app].")
+@min_time_option
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help=f"Seconds an execution may take [default: {ADAPTIVE_TIMEOUT}; the reference: the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
@@ -2902,9 +2891,9 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             cpus_per_job, remeasure, report_only, app_args, **app_flags):
     """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations,
     starting from a random program by default (the same per seed for every optimizer; `tune` starts from the
-    default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
-    Legion's default mapper (or the program's own, where it registers one) for a program without an expert mapper
-    (--app).
+    default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the
+    same comparison (failures count 0), or to Legion's default mapper (or the program's own, where it registers one) for
+    a program without an expert mapper (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
     Running the same command again resumes it (finished iterations are not rerun; --resume DIR continues a given

@@ -495,12 +495,12 @@ MEASURED_AS = {"size": "size", "app_args": "extra_args", "cpus": "cpus", "gpus":
 
 def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
     """Refuses the settings.json `path` (its `settings`) whose `size`, `app_args`, `optimizer`, `seed`, `cpus` or
-    `gpus` is not what its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers were measured
-    with (the request holds null for a value not given, and a -ll:cpu after -- may set a count), or whose `baselines`
-    are not the trimmed means of their run folders (an edit): continued, the run would measure another problem, or
-    search or measure on otherwise, into its journal, or AutoGuide would compare with a figure nothing measured.
-    Where `request` and `settings` disagree, the field named is the setting unless the baselines were measured with
-    it (`measured_values`): then the request's.
+    `gpus` is not what its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers
+    were measured with (the request holds null for a value not given, and a -ll:cpu after -- may set a count), or whose
+    `baselines` are not the trimmed means of their run folders (an edit): continued, the run would measure another
+    problem, or search or measure on otherwise, into its journal, or AutoGuide would compare with a figure nothing
+    measured. Where `request` and `settings` disagree, the field named is the setting unless the baselines were measured
+    with it (`measured_values`): then the request's.
 
     Raises:
         MapperoptError: naming both fields and values, and the one to set back.

@@ -29,7 +29,8 @@ env=$(cd / && python3 -c 'from mapperopt import toolchain; print(toolchain.runti
 : > "$out/leaf.txt"
 for tile in 4096 8192; do
   LD_LIBRARY_PATH=$env "$exe" -n $tile -g 1 -iters 40 -warmup 3 -check structured -ll:gpu 1 -ll:cpu 1 -ll:util 1 \
-    -ll:fsize 8192 -ll:csize 4096 -logfile stderr | grep MAPPEROPT_RESULT | sed "s/^/tile $tile: /" | tee -a "$out/leaf.txt"
+    -ll:fsize 8192 -ll:csize 4096 -logfile stderr | grep MAPPEROPT_RESULT | sed "s/^/tile $tile: /" |
+    tee -a "$out/leaf.txt"
 done
 sed 's/SOA C_order/SOA F_order/' configs/gemm2d.dsl > "$work/f_order.dsl"
 for mapper in "$work/f_order.dsl" expert; do

@@ -18,7 +18,8 @@ if ! python3 -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("
     "(source .venv/bin/activate), then run again" >&2
   exit 1
 fi
-legate=$(python3 -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("legate").origin).parent)')
+legate=$(python3 -c 'import importlib.util, pathlib
+print(pathlib.Path(importlib.util.find_spec("legate").origin).parent)')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/legion/include" "$tmp/legion/lib64" .carry/wheels

@@ -31,8 +31,8 @@ done
 for app in $apps; do
   [ -n "${TUNED:-}" ] && break
   # shellcheck disable=SC2086  # TUNE_ARGS is a list of options
-  timeout "${TUNE_TIMEOUT:-0}" mapperopt tune "$app" --size "$size" --gpus "$gpus" --iters "$iters" --baseline none ${TUNE_ARGS:-} \
-    --runs-dir "$work/tune" > "$out/tune-$app.log" 2>&1 &
+  timeout "${TUNE_TIMEOUT:-0}" mapperopt tune "$app" --size "$size" --gpus "$gpus" --iters "$iters" --baseline none \
+    ${TUNE_ARGS:-} --runs-dir "$work/tune" > "$out/tune-$app.log" 2>&1 &
 done
 wait
 : > "$out/pressure.txt"

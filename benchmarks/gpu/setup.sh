@@ -15,8 +15,8 @@ export MAPPEROPT_LEGION_PREFIX="$legion_root/legion"
 python3 -c 'import click, jinja2, yaml, rich, filelock, markupsafe' ||
   { echo "error: $(command -v python3) lacks a package that benchmarks/gpu/pack.sh expects the GPU machine to hold" \
       "(the import above names it): add it to pack.sh's downloads and pack again" >&2; return 1 2>/dev/null || exit 1; }
-python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich filelock scipy-openblas32 \
-  opentuner optuna
+python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich filelock \
+  scipy-openblas32 opentuner optuna
 python3 -m pip install -q --no-deps --no-index .carry/wheels/mapperopt-*.whl
 export PATH="$(python3 -c 'import sys, os; print(os.path.dirname(sys.executable))'):$PATH"
 set +e

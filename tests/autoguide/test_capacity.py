@@ -169,11 +169,12 @@ def test_memory_sizes_read_realm_units():
 
 # A real run (`mapperopt run --app './daxpy -n 2000000 -i 2' --mapper aos.dsl --once -- -ll:csize 64`, a tutorial-style
 # daxpy whose `init_field` writes X, Y (32 MB) and `daxpy` reads them and writes Z, 16 MB): the mapper's AOS layout for
-# daxpy alone makes a second instance of X, Y beside the one init_field wrote (Legion's default mapper runs it in 64 MiB).
+# daxpy alone makes a second instance of X, Y beside the one init_field wrote (Legion's default mapper runs it in
+# 64 MiB).
 AOS_DSL = "Task * CPU;\nLayout daxpy input_lp * AOS;\n"
-AOS_R403 = ("[mapperopt] error R403: no memory of the list SYSMEM can hold requirement 1 (output_lp, ip, output_lr, is, "
-            "output_fs) of task 'daxpy': SYSMEM: allocation of 16000000 bytes failed (capacity 67108864 bytes; "
-            "-ll:csize sizes it); processor CPU[node 0, proc 0]")
+AOS_R403 = ("[mapperopt] error R403: no memory of the list SYSMEM can hold requirement 1 (output_lp, ip, output_lr, "
+            "is, output_fs) of task 'daxpy': SYSMEM: allocation of 16000000 bytes failed (capacity 67108864 "
+            "bytes; -ll:csize sizes it); processor CPU[node 0, proc 0]")
 
 
 def test_an_allocation_that_fits_the_empty_memory_names_the_layouts_that_make_extra_instances():

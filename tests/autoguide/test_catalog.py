@@ -34,9 +34,11 @@ def test_packaged_catalog_loads():
     ("- {id: a, stages: [run], match: 'x', category: c, explain: e, suggest: s, colour: red}", "unknown key"),
     ("- {id: a, stages: [running], match: 'x', category: c, explain: e, suggest: s}", "unknown stage"),
     ("- {id: a, stages: [run], match: '(', category: c, explain: e, suggest: s}", "invalid regular expression"),
-    ("- {id: a, stages: [run], match: 'x', category: c, explain: '{who}', suggest: s}", r"template field\(s\) \['who'\]"),
+    ("- {id: a, stages: [run], match: 'x', category: c, explain: '{who}', suggest: s}",
+     r"template field\(s\) \['who'\]"),
     ("- {id: a, stages: [run], match: 'x', category: c, explain: 'a } b', suggest: s}", "bad template"),
-    ("- {id: a, stages: [run], match: 'x', category: c, explain: e, suggest: s, edits: [{op: paint}]}", "unknown edit op"),
+    ("- {id: a, stages: [run], match: 'x', category: c, explain: e, suggest: s, edits: [{op: paint}]}",
+     "unknown edit op"),
     ("- {id: a, stages: [run], category: c, explain: e}", "missing key 'suggest'"),
     ("- {id: a, stages: [timeout], needs: [slowness], category: c, explain: e, suggest: s}", "'needs' names"),
     ("- {id: a, stages: [run], category: c, explain: e, suggest: s}\n- {id: a, stages: [run], category: c, "

@@ -126,7 +126,8 @@ def test_replace_index_map():
     with pytest.raises(MapperoptError, match="not defined before"):
         edited(text, Edit("replace_index_map", {"old": "f", "new": "g"}))
     with pytest.raises(MapperoptError, match="already defined"):
-        edited(text, Edit("replace_index_map", {"old": "f", "new": "f", "source": "def f(Task task) { return m[0,0]; }"}))
+        edited(text, Edit("replace_index_map",
+                          {"old": "f", "new": "f", "source": "def f(Task task) { return m[0,0]; }"}))
 
 
 def test_define_machine_and_renames():

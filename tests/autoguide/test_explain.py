@@ -55,7 +55,8 @@ def test_unknown_output_gets_honest_generic_feedback(path, tmp_path):
     """With a catalog that knows nothing, every real failure still gets feedback that says it is not recognised."""
     empty = tmp_path / "rules.yaml"
     empty.write_text("schema: mapperopt.autoguide-rules/1\nrules: []\n"
-                     "generic: {explain: \"failed at '{stage}' (exit {exit_code}); no rule recognises it\", suggest: undo}\n")
+                     "generic: {explain: \"failed at '{stage}' (exit {exit_code}); no rule recognises it\", "
+                     "suggest: undo}\n")
     _, result = load(path)
     fb = explain(result, catalog=load_catalog(empty))
     assert (fb.rule, fb.category, fb.edits) == ("generic", "unknown", ())
@@ -279,7 +280,8 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     fb = explain(result)
     assert fb.rule == "legion-tunable-size" and fb.category == "tunable.size"
     assert fb.explanation == (
-        'Legion aborted the run ("Future size mismatch"): the program asked the mapper for a tunable value and reads it '
+        'Legion aborted the run ("Future size mismatch"): the program asked the mapper for a tunable value and '
+        'reads it '
         "as 4-byte data, but the mapper answered with 8-byte data, a value of the wrong type. The 8-byte answer comes "
         "from "
         "`Tunable 11 = 2;` at line 1 of the mapper, which answers tunable 11 as an int64.")
@@ -514,7 +516,8 @@ def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_
                     "a time to find the one that causes it. If the error persists without --mapper (the program's own "
                     "mapper, 'first_cpu_mapper'), it is not a mapper problem."), said
     catalog = load_catalog()  # Legion's error of a benchmark, which only the generic rule answers without its own
-    generic = dataclasses.replace(catalog, rules=tuple(r for r in catalog.rules if r.id != "legion-too-many-processors"))
+    generic = dataclasses.replace(catalog, rules=tuple(r for r in catalog.rules
+                                                       if r.id != "legion-too-many-processors"))
     fb = explain(dataclasses.replace(load("probe-too-many-cpus")[1], dsl="Task * CPU;\n"), catalog=generic)
     assert fb.rule == "legion-other-exception" and fb.suggestion == (
         "Where this mapper is an edit of one that ran, undo that edit; otherwise change one statement at a time to "
@@ -527,7 +530,8 @@ def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_
 SILENT_LOG = ("--- stderr ---\n[0 - 7fc2b087a000]    0.000000 {4}{gpu}: cuInit(0) returned 100 (CUDA_ERROR_NO_DEVICE): "
               "no CUDA-capable device is detected (mapperopt libcuda stand-in), resource discovery failed\n"
               "[0 - 7fc2b087a000]    0.000000 {5}{gpu}: We are not able to discover the CUDA resources.\n"
-              "[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/libmapperopt_mapper.so\n\n--- stdout ---\n")
+              "[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/libmapperopt_mapper.so\n\n"
+              "--- stdout ---\n")
 MY_DSL = ("Task * CPU;\nRegion * input_lr CPU SYSMEM;\nRegion daxpy output_lr CPU SYSMEM;\nLayout * * * SOA F_order;\n"
           "mcpu = Machine(CPU);\ndef cyclic(Task task) { return mcpu[0, task.ipoint[0] % mcpu.size[1]]; }\n"
           "IndexTaskMap init_field,daxpy cyclic;\n")

@@ -169,7 +169,8 @@ def test_no_tuning_where_the_expert_failed(tmp_path):
 
 
 def test_a_reference_where_only_the_default_mapper_failed_is_done(tmp_path):
-    # what Pennant's `tight` size gave: Legion's default mapper overflows the framebuffer, the expert spills and measures
+    # what Pennant's `tight` size gave: Legion's default mapper overflows the framebuffer, the expert spills and
+    # measures
     results = tmp_path / "eval"
     plan = default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random"], iters=1, seeds=1,
                         long_iters=0)
@@ -232,7 +233,8 @@ def test_the_report_states_its_bases(tmp_path):
     # the provisional divisor is another single execution of the expert: how far it is from the reference unit's
     assert "95 GFLOP/s (-5.0% against the reference unit's)" in text
     # one divisor per table: Legion's default mapper over the same expert execution as the optimizers' rows
-    assert ("| Legion default mapper | - | 1 | 0.84‡ | | | | | 1.00 | | | the expert's first (95 GFLOP/s), as every row "
+    assert ("| Legion default mapper | - | 1 | 0.84‡ | | | | | 1.00 | | | the expert's first (95 GFLOP/s), "
+            "as every row "
             "here;") in text, text
     # the time per run is the tuning's, over all its calls (30,000 s), not the unit's last call (its wall_s, 20,000 s)
     assert "| tuning time per run (all calls) |" in text and "| 1 of 2 | 1.26 | n/a |" in text

@@ -269,8 +269,8 @@ def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch
     the program's flags and the --cpus the run was given (they were left out)."""
     monkeypatch.setenv("COLUMNS", "400")  # one line each
     capsys.readouterr()
-    # A graph large enough for the tasks to fill the loop even on a loaded machine (at ci's, or with 1000 nodes per piece under
-    # CI's load, the advice is against the runtime's overhead).
+    # A graph large enough for the tasks to fill the loop even on a loaded machine (at ci's, or with 1000 nodes per
+    # piece under CI's load, the advice is against the runtime's overhead).
     assert main(["run", "circuit", "--cpus", "2", "--mapper", "expert", "--once", "--out", str(tmp_path / "run"),
                  "--", "-npp", "4000", "-wpp", "16000"]) == 0
     out = capsys.readouterr().out

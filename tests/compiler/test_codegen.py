@@ -1,5 +1,6 @@
 """The code generator: deterministic, readable output (each block cites its DSL line), statement tables with
-selectors expanded and overridden statements dropped (dsl-reference.md §6.4), and a golden file for the Circuit expert."""
+selectors expanded and overridden statements dropped (dsl-reference.md §6.4), and a golden file for the Circuit
+expert."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Run-time errors of the generated mapper (dsl-reference.md §11.1, §11.5): every place a DSL function can produce an impossible
-processor prints one `[mapperopt] error Rnnn: ...` line on stderr, naming the function, the task, the point and the
-machine model, then aborts. The line must be the evaluator's message for the same decision (positions refer to the
-canonical text, `CompiledMapper.dsl_text`, as `mapper.dsl`), followed by the machine."""
+"""Run-time errors of the generated mapper (dsl-reference.md §11.1, §11.5): every place a DSL function can produce an
+impossible processor prints one `[mapperopt] error Rnnn: ...` line on stderr, naming the function, the task, the point
+and the machine model, then aborts. The line must be the evaluator's message for the same decision (positions refer to
+the canonical text, `CompiledMapper.dsl_text`, as `mapper.dsl`), followed by the machine."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""All example mappers of dsl-reference.md §14 (and the expert mappers in configs/) compile and run in a real Legion application
-on the CPU: the Circuit ones in Circuit, the Stencil one in Stencil (each decision compared with the evaluator), the
-other experts (written for the original programs, whose task names mapperopt's benchmarks lack) in the test
-application, where their load phase runs and their statements for unknown tasks stay inert. CPU-only runs use the portable prelude of configs/*.dsl."""
+"""All example mappers of dsl-reference.md §14 (and the expert mappers in configs/) compile and run in a real Legion
+application on the CPU: the Circuit ones in Circuit, the Stencil one in Stencil (each decision compared with the
+evaluator), the other experts (written for the original programs, whose task names mapperopt's benchmarks lack) in the
+test application, where their load phase runs and their statements for unknown tasks stay inert. CPU-only runs use the
+portable prelude of configs/*.dsl."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Shared fixtures of the DSL tests: the example programs of dsl-reference.md §14, the Circuit and Stencil descriptions, and the
-machines M14 (1 node, 1 CPU, 4 GPUs) and M24 (2 such nodes) of §14."""
+"""Shared fixtures of the DSL tests: the example programs of dsl-reference.md §14, the Circuit and Stencil descriptions,
+and the machines M14 (1 node, 1 CPU, 4 GPUs) and M24 (2 such nodes) of §14."""
 
 from dataclasses import replace
 

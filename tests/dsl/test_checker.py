@@ -175,7 +175,8 @@ def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
     d = only("n = 2;\nSingleTaskMap t n;", "E206")
     assert d.message == "'n' is an int (a variable), not a function" and d.hints[0].startswith("SingleTaskMap needs")
     d = only("def f(Task task) { return m(task); }\nm = Machine(GPU).merge(0, 1);\nIndexTaskMap t f;", "E206")
-    assert d.message == "'m' is a machine model (a variable), not a function" and d.hints == ("index it instead: m[i0]",)
+    assert d.message == "'m' is a machine model (a variable), not a function"
+    assert d.hints == ("index it instead: m[i0]",)
     assert only("def f(Task task) { return task(1); }", "E206").message == "'task' is a variable, not a function"
 
 
@@ -195,8 +196,10 @@ def test_e201_undefined_machine_variable():
 
 
 def test_e201_task_in_a_function_whose_task_parameter_has_another_name():
-    d = only("m = Machine(CPU);\ndef block(Task t) {\n    return m[task.ipoint[0], 0];\n}\nIndexTaskMap x block;", "E201")
-    assert d.message == "undefined variable 'task'" and d.hints == ("did you mean 't'? (the Task parameter of 'block')",)
+    d = only("m = Machine(CPU);\ndef block(Task t) {\n    return m[task.ipoint[0], 0];\n}\nIndexTaskMap x block;",
+             "E201")
+    assert d.message == "undefined variable 'task'"
+    assert d.hints == ("did you mean 't'? (the Task parameter of 'block')",)
 
 
 def test_misspelt_names_leave_no_unused_notes_before_their_error():
@@ -491,8 +494,8 @@ def test_e206_type_errors(circuit):
              "IndexTaskMap update_voltages f;")
     assert not [d for d in diags(fixed, circuit, parse_machine_spec("1x0x1")) if d.is_error]
     assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").hints == (
-        "index a machine model to return one of its processors, e.g. `return m[0, 1 % m.size[1]];`, with `m = Machine(CPU);` "
-        "(node, then processor)",)
+        "index a machine model to return one of its processors, e.g. `return m[0, 1 % m.size[1]];`, with "
+        "`m = Machine(CPU);` (node, then processor)",)
     assert only("m = Machine(GPU);\ndef f(Task t) { return m; }\nIndexTaskMap x f;", "E206").hints == (
         "index a machine model to return one of its processors, e.g. `return m[0, t.ipoint[0] % m.size[1]];` "
         "(node, then processor)",)
@@ -806,8 +809,9 @@ def test_w301_to_w309(circuit, m14):
     assert any(h.startswith("RDMEM exists only when the run sizes it (-ll:rsize MiB): ")
                for h in only("Region * * CPU SYSMEM,RDMEM;", "W302", machine=cpu).hints)
     # One W302 per statement: fixing the first does not leave the next to the next check.
-    found = [(d.code, at(d)) for d in diags("Task * GPU,CPU;\nRegion * * GPU RDMEM,FBMEM;\nRegion * * CPU RDMEM,SYSMEM;",
-                                            circuit, parse_machine_spec("2x4")) if d.code == "W302"]
+    found = [(d.code, at(d)) for d in diags("Task * GPU,CPU;\nRegion * * GPU RDMEM,FBMEM;\n"
+                                            "Region * * CPU RDMEM,SYSMEM;", circuit, parse_machine_spec("2x4"))
+             if d.code == "W302"]
     assert found == [("W302", (2, 16)), ("W302", (3, 16))], found
     assert only("Task * OMP,CPU;", "W303").loc.col == 8
     assert only("Task * GPU;", "W303", machine=cpu).message.startswith("processor kind 'GPU' has no processors")

@@ -1,4 +1,5 @@
-"""Parser: every statement and expression form, locations, comments, and every syntax error class (dsl-reference.md §11.2)."""
+"""Parser: every statement and expression form, locations, comments, and every syntax error class (dsl-reference.md
+§11.2)."""
 
 from pathlib import Path
 

@@ -118,7 +118,8 @@ def test_an_empty_file_gets_a_warning():
 
 
 def chain(n: int) -> str:
-    return "".join(f"def f{i}(int k) {{ return f{i + 1}(k) + 1; }}\n" for i in range(n)) + f"def f{n}(int k) {{ return k; }}\n"
+    return ("".join(f"def f{i}(int k) {{ return f{i + 1}(k) + 1; }}\n" for i in range(n))
+            + f"def f{n}(int k) {{ return k; }}\n")
 
 
 def fibonacci(n: int) -> str:

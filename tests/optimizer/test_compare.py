@@ -189,7 +189,8 @@ def test_the_noise_of_the_measurements_the_scores_rest_on_is_in_table_md(tmp_pat
     summary = summarize(runs, expert=2.0)
     quiet = format_table(summary)
     warnings = [["Noisy measurement of the expert mapper's first measurement",
-                 "the 90 % interval of the trimmed mean is ±14 % after 3 executions (spread 20 %), far from the target"],
+                 "the 90 % interval of the trimmed mean is ±14 % after 3 executions (spread 20 %), far from the "
+                 "target"],
                 ["Noisy measurement in the final measurement", "the 90 % interval of the trimmed mean is expert ±16 % "
                  "after 5 executions (spread 30 %), guided-1 ±21 % after 5 executions (spread 40 %)"]]
     table = write_outputs(tmp_path, {**summary, "noise_warnings": warnings})["table"].read_text()
@@ -386,7 +387,8 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
         path.write_text(text)
         assert main(["compare", "--resume", str(older), "--report-only"]) == 0, text
         out = " ".join(capsys.readouterr().out.split())
-        assert f"Note: {path} is damaged: {why}: made again from {older / 'baseline-expert' / 'result.json'}" in out, out
+        assert (f"Note: {path} is damaged: {why}: made again from "
+                f"{older / 'baseline-expert' / 'result.json'}") in out, out
         assert json.loads(path.read_text())["throughput"] > 0
     # an impossible figure too (an edit): never copied into the report's scores
     made = json.loads(path.read_text())
@@ -395,7 +397,8 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
         assert main(["compare", "--resume", str(older), "--report-only"]) == 0, figure
         out = " ".join(capsys.readouterr().out.split())
         why = f"its field 'throughput' is {figure}, not a positive number"
-        assert f"Note: {path} is damaged: {why}: made again from {older / 'baseline-expert' / 'result.json'}" in out, out
+        assert (f"Note: {path} is damaged: {why}: made again from "
+                f"{older / 'baseline-expert' / 'result.json'}") in out, out
         assert json.loads(path.read_text())["throughput"] == made["throughput"]
         assert json.loads((older / "summary.json").read_text())["reference_first_throughput"] == made["throughput"]
     lock = older / "tune.lock"  # a folder where a file belongs: named too
@@ -632,7 +635,8 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     assert main([*args, "--remeasure", "2"]) == 0
     out = capfd.readouterr().out
     assert "Measuring again: random-2" in out and " iter " not in out
-    assert f"(their group {old[0]['folder']} moves to `replaced` in final.json" in " ".join(out.split()), out  # one group
+    # one group
+    assert f"(their group {old[0]['folder']} moves to `replaced` in final.json" in " ".join(out.split()), out
     final = json.loads((folder / "final.json").read_text())
     assert final["replaced"] == earlier + old
     [new] = [g for g in final["groups"] if "random-2" in g["runs"]]
@@ -930,7 +934,8 @@ def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_i
         low, high = min(values), max(values)
         return {"runs": runs, "reference": sum(values) / len(values),
                 "measured": {"expert": {"estimate": {"values": values, "value": sum(values) / len(values),
-                                                     "low": low, "high": high, "spread": (high - low) / median(values)}}}}
+                                                     "low": low, "high": high,
+                                                     "spread": (high - low) / median(values)}}}}
 
     groups = [group([0.9, 1.0, 1.1], ["guided-1", "random-1"]), group([1.05, 1.1, 1.15], ["guided-2"])]
     noise = reference_noise(groups, "expert")

@@ -788,8 +788,8 @@ def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go
     assert f"error: {journal} is empty, but iter-001, iter-002, best.dsl" in text, text
     assert "--resume, with --new" not in text, text
     assert ("hint: restore state.jsonl from a copy; or delete the folders iter-001 and iter-002, and best.dsl, "
-            "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the later ones of "
-            "random-1 again") in text, text
+            "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the "
+            "later ones of random-1 again") in text, text
 
     for name in ("iter-002", "best.dsl", "history.csv", "progress.png"):
         target = folder / "random-1" / name

@@ -668,6 +668,20 @@ def test_a_pick_significant_only_from_noisy_measurements_is_not_called_within_th
             "so the start program may be as good. The pick, best.dsl (iteration 2):") in line, line
 
 
+def test_a_ratio_not_shown_to_differ_says_why_as_every_line_that_gives_one_does():
+    """`not_shown`, the reason the Next line, the pick's line and the reference's line give for a ratio that shows
+    no difference: its missing interval, measurements too noisy to count a ratio clear of 1, or not significant."""
+    noisy, steady = [20.0, 26.0, 15.0, 23.0, 17.0], [10.0, 10.1, 9.9, 10.0, 10.2]
+    c = protocol.compare(noisy, steady, protocol.MIN_INTERVAL_VALUES)
+    assert c.significant and protocol.estimate(noisy).noisy  # the premise: clear of 1, from a noisy measurement
+    assert commands.not_shown(c, noisy=True) == "from measurements too noisy to count"
+    alike = protocol.compare(steady, [10.1, 9.9, 10.0, 10.2, 10.0], protocol.MIN_INTERVAL_VALUES)
+    assert not alike.significant and commands.not_shown(alike, noisy=False) == "not significant"
+    assert commands.not_shown(alike, noisy=True) == "not significant"  # noise says nothing of an unshown ratio
+    few = protocol.compare([10.0, 10.1], [9.9, 10.0], protocol.MIN_INTERVAL_VALUES)
+    assert few.no_interval and commands.not_shown(few, noisy=True) == few.no_interval
+
+
 def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):
     """The start program aborted in the final comparison: the line above the best program said "not significantly
     better than the start ... the start program is as good", of a start that never ran. It says that the pick is the

@@ -230,7 +230,8 @@ def test_a_cut_off_body_is_an_endpoint_fault(llm_server):
     model = ChatModel(LLMConfig(base_url=server.base_url, model="m", timeout_s=5, max_retries=1))
     assert model(messages=[{"role": "user", "content": "hi"}]).choices[0].message.content == "fine"
     assert model.calls[0]["error"] == (f"the model endpoint {server.base_url} answered with JSON that is cut off or "
-                                       """broken, not a chat completion (it begins: '{"id": "x", "choices": [ {"mess')""")
+                                       "broken, not a chat completion (it begins: "
+                                       """'{"id": "x", "choices": [ {"mess')""")
 
 
 def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):

@@ -93,7 +93,8 @@ def test_guided_explains_itself_and_follows_the_best(tmp_path, circuit_app, cpu2
     notes = [r.note for r in store.records]
     assert notes[0] == "start program"
     # the start's statements back toward the default first, then its neighbours: each from the best so far
-    assert notes[1].startswith(("toward the default from the best, iteration 1: ", "neighbour of the best, iteration 1: "))
+    assert notes[1].startswith(("toward the default from the best, iteration 1: ",
+                                "neighbour of the best, iteration 1: "))
     assert make("guided", SearchSpace(circuit_app, cpu2), POOR).describe().endswith("not a language model")
     assert (store.root / "best.dsl").read_text() == store.best().dsl
 

@@ -32,7 +32,8 @@ def register(monkeypatch):
     def fake(**fields) -> None:
         # compare's DEFAULT_OPTIMIZERS is fixed when it is first imported: it must not take `fake` along
         assert "fake" not in compare.DEFAULT_OPTIMIZERS
-        spec = OptimizerSpec("mapperopt.optimizer.baselines:RandomSearch", needs_model=True, reads_profile=True, **fields)
+        spec = OptimizerSpec("mapperopt.optimizer.baselines:RandomSearch", needs_model=True, reads_profile=True,
+                             **fields)
         monkeypatch.setitem(OPTIMIZERS, "fake", spec)
         param = next(p for p in commands.tune.params if p.name == "optimizer")
         monkeypatch.setattr(param.type, "choices", (*param.type.choices, "fake"))

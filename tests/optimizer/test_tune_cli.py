@@ -599,7 +599,8 @@ except KeyboardInterrupt:
 
 # The same Ctrl-C arriving while a class of matplotlib is made: Python 3.11 wraps what a descriptor's __set_name__
 # raises into a RuntimeError ("Error calling __set_name__ ..."), as CI saw in matplotlib.scale.
-CTRL_C_IN_SET_NAME = CTRL_C_IN_IMPORT.replace('"datetime"', '"matplotlib.scale"').replace("""            os.kill(os.getpid(), signal.SIGINT)
+CTRL_C_IN_SET_NAME = CTRL_C_IN_IMPORT.replace('"datetime"', '"matplotlib.scale"').replace(
+    """            os.kill(os.getpid(), signal.SIGINT)
 """, """            class Descriptor:
                 def __set_name__(self, owner, attribute):
                     os.kill(os.getpid(), signal.SIGINT)
@@ -1238,3 +1239,23 @@ def test_an_unfinished_run_with_other_measurement_options_is_named(tmp_path, off
     assert f"Note: {old} holds an unfinished tuning of circuit with other options (--repeats 1 there, 2 here); it " \
            f"is left alone, and this command tunes in {new}. To continue that one with its own options: mapperopt " \
            f"tune --resume {old} --iters 1" in out, out
+
+
+def test_a_damaged_tuning_folder_is_skipped_with_a_note_only_where_the_command_may_have_meant_it(tmp_path, capsys):
+    """A newer tuning folder of the program whose settings.json is damaged: the lookup of the command's own latest
+    run (`_latest`) says it skips it and finds the older, unfinished one; the lookups of other runs
+    (`_unfinished_tunes`) skip it without a word. A folder whose set-up never finished is no run to continue."""
+    request = {"program": None, "size": "ci"}
+    older = TuneStore.create(tmp_path, "circuit", {"iters": 5, "iterations": 10, "request": request},
+                             root=tmp_path / "circuit" / "tune-20260101-000000-aaaa")
+    older.unlock()
+    unset = TuneStore.create(tmp_path, "circuit", {"iters": 5, "request": request},  # no calibrated count yet
+                             root=tmp_path / "circuit" / "tune-20260102-000000-bbbb")
+    unset.unlock()
+    damaged = tmp_path / "circuit" / "tune-20260103-000000-cccc"
+    damaged.mkdir()
+    (damaged / "settings.json").write_text("{")
+    assert _latest(tmp_path, "circuit", request, None) == (older.root, None)
+    assert f"Note: {damaged / 'settings.json'} is damaged: not valid JSON" in capsys.readouterr().err
+    assert [root for root, _ in commands._unfinished_tunes(tmp_path, "circuit", None)] == [older.root]
+    assert capsys.readouterr().err == ""

@@ -83,7 +83,8 @@ def test_the_exit_statuses_are_documented():
 
 @pytest.mark.parametrize("args, said", [
     (["tune", "circuit", "--iters", "3", "--iters", "5"], "--iters given more than once (--iters 3, --iters 5)"),
-    (["run", "circuit", "--size", "ci", "--once", "--size=small"], "--size given more than once (--size ci, --size small)"),
+    (["run", "circuit", "--size", "ci", "--once", "--size=small"],
+     "--size given more than once (--size ci, --size small)"),
     (["compile", MAPPER, "-o", "a.so", "-ob.so"], "-o given more than once (-o a.so, -o b.so)"),
     (["explain", MAPPER, "--machine", "1x4", "--bench", "circuit", "--machine", "2x4", "--machine", "1x4"],
      "--machine given more than once (--machine 1x4, --machine 2x4, --machine 1x4)"),

@@ -396,8 +396,8 @@ def test_doctor_prints_the_extras_in_brackets(monkeypatch, capsys):
     monkeypatch.setattr(commands, "run_checks", lambda prefix=None: [
         commands.Check("Optimizer packages ('llm' extra)", False, "missing: openai [x]", "pip install 'mapperopt[llm]'",
                        required=False),
-        commands.Check("Optimizer packages ('baselines' extra)", False, "missing: optuna", "pip install 'mapperopt[baselines]'",
-                       required=False)])
+        commands.Check("Optimizer packages ('baselines' extra)", False, "missing: optuna",
+                       "pip install 'mapperopt[baselines]'", required=False)])
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
     assert "pip install 'mapperopt[llm]'" in out and "pip install 'mapperopt[baselines]'" in out

@@ -1,8 +1,9 @@
 """A Legion program written after Legion's tutorials (tests/app/features.cc: an inline mapping, a fill, an index copy
 and a copy, a must-epoch launch exchanging through a phase barrier and a region with simultaneous coherence, a
 future and a future map passed to index launches, a projection functor of its own, aliased partitions, an attached
-host buffer, index launches whose points all reduce into or read one region, a concurrent index launch), run through `mapperopt run --app` with Legion's default mapper and with DSL mappers using every kind
-of statement: each part checks its own result."""
+host buffer, index launches whose points all reduce into or read one region, a concurrent index launch), run through
+`mapperopt run --app` with Legion's default mapper and with DSL mappers using every kind of statement: each part checks
+its own result."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ RDMEM = ("-ll:rsize", "16")  # registered memory, which a CPU-only machine has o
 MAPPERS = {
     "default": "default",
     "memories and layouts": "Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\nLayout * * * AOS C_order;\n",
-    "limits and collection": "Task * CPU;\nInstanceLimit increment 1;\nInstanceLimit sum 1;\nInstanceLimit exchange 1;\n"
+    "limits and collection": "Task * CPU;\nInstanceLimit increment 1;\nInstanceLimit sum 1;\n"
+                             "InstanceLimit exchange 1;\n"
                              "InstanceLimit accumulate 1;\nCollectMemory * *;\n",
     "placement functions": "m = Machine(CPU);\n"
                            "def spread(Task task) { return m[0, (task.ipoint[0] + 1) % m.size[1]]; }\n"

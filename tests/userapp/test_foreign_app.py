@@ -167,7 +167,8 @@ def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
     assert re.search(r"\n +0 +node_pieces +SYSMEM +AOS F_order +value, weight\n", capsys.readouterr().out)
     assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2", "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-    points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records if r["task"] == "Initialize Nodes" and "balance" not in r}
+    points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records
+              if r["task"] == "Initialize Nodes" and "balance" not in r}
     assert points == {("Initialize Nodes", (0,), 0), ("Initialize Nodes", (1,), 1)}  # discovered domain: 2 pieces
 
 
@@ -424,7 +425,8 @@ def test_the_advice_without_a_profile_claims_no_timed_loop_for_a_users_program(t
     assert result.ok, result.reason
     suggestion = explain(result).suggestion
     assert "timed loop" not in suggestion and "2 CPU processors with SYSMEM" in suggestion, suggestion
-    assert f"`mapperopt run --app {path} --mapper {tmp_path / 'run' / 'mapper.dsl'} --profile`" in suggestion, suggestion
+    assert (f"`mapperopt run --app {path} --mapper {tmp_path / 'run' / 'mapper.dsl'} "
+            "--profile`") in suggestion, suggestion
 
 
 def test_the_advice_names_the_memories_the_runs_legion_flags_create(tmp_path, foreign_exe):
@@ -505,7 +507,8 @@ def test_cpu_count_after_dashdash_is_the_same_in_the_run_and_the_probe(tmp_path,
     app = load_app_file(app_file(tmp_path, foreign_exe))
     assert run_probe_json(app, "ci", ("-ll:cpu", "3"))["processors"]["CPU"] == [3]
     mapper = compile_program('Tunable 11 = 3 int32;\n'
-                             'def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % Machine(CPU).size[1]]; }\n'
+                             'def spread(Task task) '
+                             '{ return Machine(CPU)[0, task.ipoint[0] % Machine(CPU).size[1]]; }\n'
                              'IndexTaskMap "Initialize Nodes" spread;\n', "mapper.dsl")
     done = subprocess.run(legion_command(app, "ci", 2, 0, ["-ll:cpu", "3"]), env=shim_env(app, mapper.so_path),
                           capture_output=True, text=True, timeout=120)
@@ -514,7 +517,8 @@ def test_cpu_count_after_dashdash_is_the_same_in_the_run_and_the_probe(tmp_path,
 
 
 def test_run_records_and_prints_the_cpu_count_after_dashdash(tmp_path, foreign_exe, capsys):
-    """`run --app FILE -- -ll:cpu 3`: the table's title and result.json say 3 CPUs, as the run got (not the size's 2)."""
+    """`run --app FILE -- -ll:cpu 3`: the table's title and result.json say 3 CPUs, as the run got (not the
+    size's 2)."""
     path = app_file(tmp_path, foreign_exe)
     assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "r"), "--", "-ll:cpu", "3"]) == 0
     assert "(size ci, 3 CPU, 0 GPU)" in capsys.readouterr().out
@@ -630,7 +634,8 @@ def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, 
     # The program's own arguments name the run; Legion's resource flags (the machine, printed apart) would bury them.
     assert (f"{mapper}:6:33: warning[W315]: task 'Update Values' did not run in discovery (`foreign -steps 0 -n 400`): "
             "this statement applies only to runs that launch it\n") in out, out
-    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} --app {path} "
+    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} "
+            f"--app {path} "
             "-- FLAGS`\n  note: tasks that ran: top_level, Initialize Nodes, sum, epoch worker\n") in out, out
     assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2", "--", "-steps", "2"]) == 0
     out, err = capsys.readouterr()
@@ -719,7 +724,8 @@ def test_advice_tells_a_map_statement_that_uses_one_of_several_processors(tmp_pa
     from mapperopt.autoguide import explain
 
     mapper = tmp_path / "one.dsl"
-    mapper.write_text('Task * CPU;\nRegion * * CPU SYSMEM;\nTunable 11 = 4 int32;\ndef first(Task task) { return Machine(CPU)[0, 0]; }\n'
+    mapper.write_text('Task * CPU;\nRegion * * CPU SYSMEM;\nTunable 11 = 4 int32;\n'
+                      'def first(Task task) { return Machine(CPU)[0, 0]; }\n'
                       'IndexTaskMap "Initialize Nodes","Update Values" first;\n')
     path = app_file(tmp_path, foreign_exe)
     result = run_benchmark(load_app_file(path), mapper, profile=True, out_dir=tmp_path / "run")

@@ -53,3 +53,16 @@ def test_a_time_metric_longer_than_the_execution_is_noted(tmp_path, capsys):
     assert main(["run", "--app", str(short), "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "1",
                  "--max-repeats", "1", "--out", str(tmp_path / "run3"), "--json"]) == 0
     assert not [n for n in json.loads(capsys.readouterr().out)["notes"] if n["kind"] == "metric_over_wall"]
+
+
+def test_a_metric_and_a_check_on_lines_that_a_carriage_return_ends_are_read(tmp_path):
+    """Progress output rewritten in place: the metric's line and the check's line each end with a carriage return,
+    the next step printed over them (`elapsed: 12.5 ms\\rstep 3/3`). Each is read as a terminal shows it, the
+    patterns' `^` and `$` at its ends, as the program's own check reads such lines."""
+    exe = script(tmp_path, "prog", r"printf 'step 1/3\relapsed: 12.5 ms\rstep 3/3\n'; printf 'CHECK OK\rdone\n' >&2")
+    assert main(["run", "--app", str(exe), "--metric", "^elapsed: ([0-9.]+) ms$", "--unit", "ms",
+                 "--verify-pattern", "^CHECK OK$", "--repeats", "1", "--max-repeats", "1",
+                 "--out", str(tmp_path / "run")]) == 0
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    (attempt,) = result["attempts"]
+    assert (attempt["result"]["metric"], attempt["result"]["verify_from"]) == (12.5, "stderr"), result

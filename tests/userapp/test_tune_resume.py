@@ -199,7 +199,8 @@ def test_a_program_that_fails_under_the_default_mapper_stops_before_the_first_it
     # the stop is about the default start: from a mapper of the user's own (--start FILE), the iterations run
     start = tmp_path / "start.dsl"
     start.write_text("Task * CPU;\n")
-    main([*argv[:argv.index("--iters")], "--iters", "1", "--runs-dir", str(tmp_path / "started"), "--start", str(start)])
+    main([*argv[:argv.index("--iters")], "--iters", "1", "--runs-dir", str(tmp_path / "started"),
+          "--start", str(start)])
     out, err = capsys.readouterr()
     assert "nothing was tuned" not in flat(err) and "iter 1/1" in out, (out, err)
 

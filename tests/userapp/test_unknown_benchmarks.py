@@ -171,7 +171,8 @@ def test_tuned_as_unknown_app(bench, tmp_path):
     assert len(records) == 3 and any(r["status"] == "ok" for r in records)
     for i, r in enumerate(records, 1):
         run = root / f"iter-{i:03d}"
-        if r["status"] == "ok":  # mapped by the DSL mapper and verified by the pattern, with the wall time as the metric
+        # mapped by the DSL mapper and verified by the pattern, with the wall time as the metric
+        if r["status"] == "ok":
             result = json.loads((run / "result.json").read_text())
             assert VERIFIED in (run / "stdout.txt").read_text()
             assert result["unit"] == "1/s" and result["throughput"] == pytest.approx(1 / result["time_s"])
