@@ -222,7 +222,11 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         table.add_row("status", "[green]ok[/]")
         unit, figure = result.unit, protocol.figure  # a time metric's time first, then its throughput (1/ms)
         if runs > 1:
-            table.add_row("median", figure(unit, result.throughput))
+            # An even count has no middle execution: the median is the mean of the two middle throughputs, whose
+            # inverse is not the mean of their times (the metric row's median).
+            table.add_row("median", figure(unit, result.throughput) + (
+                ": the time is 1 / the mean of the two middle executions' throughputs, not the mean of their times"
+                if runs % 2 == 0 and protocol.as_time(unit, result.throughput) else ""))
             # The statistics are the throughputs' (1/time for a time metric): the time beside them is their inverse.
             table.add_row("trimmed mean", figure(unit, result.trimmed_mean) + (
                 ": the time is 1 / the trimmed mean of the throughputs (1/time), not the trimmed mean of the times"
@@ -234,9 +238,12 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             table.add_row("time" if protocol.as_time(unit, result.throughput) else "throughput",
                           figure(unit, result.throughput))
         if s.get("metric"):  # a user's program (--app)
-            median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
+            metrics = sorted(a.result["metric"] for a in result.attempts if a.result)
+            half = len(metrics) // 2
+            which = ("" if len(metrics) < 2 else "median; " if len(metrics) % 2 else
+                     f"median: the mean of the two middle values, {metrics[half - 1]:.4g} and {metrics[half]:.4g}; ")
             stderr = any(a.result and a.result.get("metric_from") == "stderr" for a in result.attempts)
-            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])}"
+            table.add_row("metric", f"{statistics.median(metrics):.4g} ({which}{escape(s['metric'])}"
                                     + ("; read from standard error: the standard output has no match" if stderr
                                        else "") + ")")
         else:
@@ -309,7 +316,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if result.ok:
         estimate = protocol.estimate(protocol.values_of(result))
         for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},
-                                                   "no --once" if once else "a higher --max-repeats",
+                                                   "no --once" if once else _more_executions(s, runs),
                                                    s.get("min_time_s") or 0, "app_file" not in s, timeout_s,
                                                    untimed=protocol.untimed(result.unit) if "app_file" in s else None,
                                                    start_up_s=protocol.start_up_time(result),
@@ -520,6 +527,22 @@ def _measured_checks(result: RunResult) -> list[str]:
     s = result.settings or {}
     measured = result.attempts[s.get("calibration_runs", 0):]
     return [kind for a in measured if isinstance(kind := ((a.result or {}).get("check") or {}).get("kind"), str)]
+
+
+def _more_executions(settings: dict, measured: int) -> str:
+    """What gives `run` more executions, for its noise notes, after `measured` executions at `settings`' --repeats and
+    --max-repeats. Executions are added beyond --repeats only while the interval is wider than the protocol's target,
+    and one execution has no width at all (two may be within it): below `MIN_INTERVAL_VALUES` only a higher --repeats
+    measures more; from there on the run stopped at --max-repeats, still too wide."""
+    least = protocol.MIN_INTERVAL_VALUES
+    if measured >= least:
+        return "a higher --max-repeats"
+    cap = settings.get("max_repeats", protocol.MAX_REPEATS)
+    return (f"--repeats {least}" + (f" --max-repeats {least}" if cap < least else "")
+            + f" (executions are added beyond --repeats only while the {100 * protocol.CONFIDENCE:.0f} % interval is "
+            f"wider than ±{100 * protocol.TARGET_HALF_WIDTH:.0f} %, and "
+            + ("one execution's has no width: --repeats 1 measures one, whatever --max-repeats is)"
+               if measured == 1 else f"{measured} executions' may be within it)"))
 
 
 def _check_kinds(result: RunResult) -> str | None:

@@ -1052,14 +1052,16 @@ def _unchecked_outputs(result):
         yield attempt.stdout, text.splitlines()
 
 
-_SUCCESS = re.compile(r"(?i)\b(passed|success|successful|correct)\b")
+# OK and PASS only in capitals and not before a number (`PASS 2` counts passes of an algorithm).
+_SUCCESS = re.compile(r"(?i:\b(passed|success|successful|correct)\b)|\b(OK|PASS)\b(?!\s*#?[0-9])")
 
 
 def unchecked_success(result) -> tuple[str, str, str] | None:
     """For a run of a user's program that nothing but the exit status checked (`output_checked`), the last line of
-    its executions' standard output that says the result is right (PASSED, SUCCESS, correct, in any case, not
-    negated nor beside a failure), the word as printed (the verify pattern to offer) and the file it is in (relative
-    to the run folder); None where there is none, or the output was checked."""
+    its executions' standard output that says the result is right (PASSED, SUCCESS, correct, in any case; OK or PASS
+    in capitals, as a check prints its result: `RESULT OK`; not negated nor beside a failure), the verify pattern to
+    offer (the word as printed; OK and PASS, too short alone, with the words before them on the line: `RESULT OK`)
+    and the file it is in (relative to the run folder); None where there is none, or the output was checked."""
     found = None
     for stdout, lines in _unchecked_outputs(result):
         for line in lines:
@@ -1067,7 +1069,10 @@ def unchecked_success(result) -> tuple[str, str, str] | None:
             before = [w.lower() for w in line[:m.start()].split()[-2:]] if m else []
             negated = any(w in ("not", "no", "never") or w.endswith("n't") for w in before)
             if m and not negated and not (_SHOUTED_FAILURE.search(up) and not _NONE_SHOUTED.search(up)):
-                found = (line.strip()[:120], m.group(1), stdout)
+                # the label before a short word, from its first letter after the line's last digit before it (a
+                # step number varies from line to line)
+                label = re.search(r"[A-Za-z][^0-9]*$", line[:m.start()]) if m.group(2) else None
+                found = (line.strip()[:120], _literal(label.group(0)) + m.group(2) if label else m.group(0), stdout)
     return found
 
 
@@ -1262,14 +1267,15 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
             **({"own_check": True} if own else {}), **found_in}, None
 
 
-_NOTES = re.compile(r"^\[mapperopt\] (note R45[35]: .*)$", re.MULTILINE)
+_NOTES = re.compile(r"^\[mapperopt\] (note R45[359]: .*)$", re.MULTILINE)
 _NO_TASK = re.compile(r"no task named '(.*)' was mapped$")
 _NO_REGION = re.compile(r"no region requirement(?: of task '(.*)')? has '(.*)' among its names$")
 
 
 def mapper_notes(result) -> list[str]:
-    """The DSL mapper's notes R453 (a statement that matched nothing) and R455 (a must-epoch launch overrode a
-    statement) of the run's last execution, from its standard error; R453's with "did you mean": where the mapper had
+    """The DSL mapper's notes R453 (a statement that matched nothing), R455 (a must-epoch launch overrode a
+    statement) and R459 (an InstanceLimit on a launch Legion maps collectively) of the run's last execution, from its
+    standard error; R453's with "did you mean": where the mapper had
     no close name for it, the task the name likely means as check says it (`likely_task`, and the note on a C++ enum
     name), or the close region name of the task's requirements (of every task's, for `*`), from the discovered
     description (`settings["description"]`). Empty without a run folder."""
@@ -1365,9 +1371,9 @@ class RunNote:
             the exit status checks it), "unchecked_success" (the output says a check passed, and nothing but the
             exit status checks it), "unread_time" (the metric is the wall time, though the output prints a time
             that --metric can read), "memory_fallback" (R452), "unmatched_statement" (R453),
-            "must_epoch_override" (R455), "measured_elsewhere" (a tuning or comparison measured the mapper at other
-            settings, `mapperopt.optimizer.measured_at`).
-        code: the mapper's note code ("R452", "R453", "R455"), or None for a note of mapperopt's own.
+            "must_epoch_override" (R455), "instance_limit_collective" (R459), "measured_elsewhere" (a tuning or
+            comparison measured the mapper at other settings, `mapperopt.optimizer.measured_at`).
+        code: the mapper's note code ("R452", "R453", "R455", "R459"), or None for a note of mapperopt's own.
         text: the words, one line or several (R452's: a summary line, then one line for each skipped kind).
         title: the heading the table's output prints before `text`, or None (`text` alone).
     """
@@ -1381,7 +1387,7 @@ class RunNote:
         return {"kind": self.kind, "code": self.code, "text": self.text}
 
 
-_NOTE_KINDS = {"R453": "unmatched_statement", "R455": "must_epoch_override"}
+_NOTE_KINDS = {"R453": "unmatched_statement", "R455": "must_epoch_override", "R459": "instance_limit_collective"}
 
 
 def metric_over_wall(result) -> str | None:
@@ -1468,8 +1474,8 @@ def unread_time(result) -> str | None:
 
 def run_notes(result) -> list[RunNote]:
     """What a run's status does not say, in the order `run` prints them: a failure its output shows that nothing
-    checked (`unchecked_failure`, a run that went "ok" only), the mapper's notes R453 and R455 (`mapper_notes`) and
-    its skipped memories (R452, `memory_fallbacks`). Empty where there is none."""
+    checked (`unchecked_failure`, a run that went "ok" only), the mapper's notes R453, R455 and R459
+    (`mapper_notes`) and its skipped memories (R452, `memory_fallbacks`). Empty where there is none."""
     notes = []
     if result.ok and (failure := unchecked_failure(result)):
         line, where = failure

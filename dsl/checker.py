@@ -432,6 +432,11 @@ def _top_level_hint(s, kind: str, regions: bool = True) -> str:
     return f"{what}: `{star}` applies to it with every other task"
 
 
+# The region arguments E203's hint lists one by one (privilege, fields, the statement selecting each); explain lists
+# them all.
+MAX_ARGUMENTS_LISTED = 4
+
+
 class _Checker:
     def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None,
                  stream: TextIO | None = None):
@@ -1666,15 +1671,18 @@ class _Checker:
         unnamed = cls._unnamed_args(scope)
         if not unnamed:
             return hint
-        shown = []
-        for t, i in unnamed[:3]:
-            r = t.regions[i]
-            fields = f"; field{'s' if len(r.fields) > 1 else ''} {', '.join(r.fields)}" if r.fields else ""
-            shown.append(f"argument {i} of '{t.name}' ({r.privilege}{f' {r.redop}' if r.redop else ''}{fields})")
+        shown = [f"argument {i} of '{t.name}' ({cls._argument_text(t.regions[i])})" for t, i in unnamed[:3]]
         more = f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else ""
         by_index, _ = cls._by_index(stmt, scope)
         return (f"{hint}; {'; '.join(shown)}{more} {'has' if len(unnamed) == 1 else 'have'} no name (explain shows "
                 f"'-'): `{format_statement(by_index)}` selects {'it' if len(unnamed) == 1 else 'the first'}")
+
+    @staticmethod
+    def _argument_text(r) -> str:
+        """What tells a region argument `r` from the others of its task where it has no name: its privilege (with its
+        reduction operator) and fields, e.g. "reduce sum_f64; field field_2"."""
+        fields = f"; field{'s' if len(r.fields) > 1 else ''} {', '.join(r.fields)}" if r.fields else ""
+        return f"{r.privilege}{f' {r.redop}' if r.redop else ''}{fields}"
 
     @staticmethod
     def _arguments_note(stmt, t) -> tuple[str, ...]:
@@ -1717,14 +1725,20 @@ class _Checker:
         if t is None:
             return {"any task": "no task has a region argument",
                     "these tasks": "these tasks have no region argument"}.get(whose, f"{whose} has no region argument")
-        count = len(t.regions)
-        args = "one region argument" if count == 1 else f"{count} region arguments, 0 to {count - 1}"
         # a program built before its attach_name calls were added has none either: only the user knows its sources
         rebuild = f"; if the program attaches names already, rebuild it ({self.app.built})" if self.app.built else ""
+        if len(t.regions) == 1:
+            select = f"select the argument by its index, `{format_statement(by_index)}` (task '{t.name}' has one)"
+        else:  # no index is the likely one: each argument with what tells it apart, and its statement
+            shown = t.regions[:MAX_ARGUMENTS_LISTED]
+            more = len(t.regions) - len(shown)
+            select = (f"select the argument you mean by its index (task '{t.name}' has {len(t.regions)}): " + "; ".join(
+                f"argument {r.index} ({self._argument_text(r)}), "
+                f"`{format_statement(dataclasses.replace(by_index, region=A.RegionSel(index=r.index)))}`"
+                for r in shown) + (f"; and {more} more (explain lists them)" if more else ""))
         return (f"no region argument of {whose} has a name (explain shows '-'): Legion knows a region only by a name "
-                "the program attaches to it, never by C++ variable names; select the argument by its index, "
-                f"`{format_statement(by_index)}` (task '{t.name}' has {args}), or name its region or partition in the "
-                f'program: runtime->attach_name(region, "name"){rebuild}')
+                f"the program attaches to it, never by C++ variable names; {select}; or name its region or partition "
+                f'in the program: runtime->attach_name(region, "name"){rebuild}')
 
     @staticmethod
     def _every_point_hint(stmt, above: str) -> str:

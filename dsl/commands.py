@@ -585,7 +585,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     """Per task of `app`: {"task", "launch", "domain", "kind", "kinds" (the task's processor-kind list, §7.1:
     "kind" is its first kind with a variant and processors; empty without a Task statement), "regions" (of the first
     point), "fields" (per
-    requirement index, its field names as the description has them), "reduce" ({requirement index: (its reduction
+    requirement index, its field names as the description has them), "privileges" (per requirement index, its
+    privilege: read_only, read_write, write_discard, reduce or no_access), "reduce" ({requirement index: (its reduction
     operator or None, whether every point reduces into the one region)} for those with reduce privilege),
     "bounding_box" (a user's program: its discovered domains are bounding boxes), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
@@ -643,7 +644,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     for info in [*added, *sorted(app.tasks, key=depth)]:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
                  "top_level": info is top,
-                 "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
+                 "fields": {r.index: r.fields for r in info.regions},
+                 "privileges": {r.index: r.privilege for r in info.regions}, "collected": [], "tracked": {},
                  "reduce": {r.index: (r.redop, r.collective) for r in info.regions if r.privilege == "reduce"},
                  "bounding_box": bool(app.discovered_as),
                  "instance_limit": None, "points": [], "error": None,
@@ -898,13 +900,20 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     return lines + [_balance_line(_launch_balance(entry, machine))]
 
 
+def _privilege_text(privilege: str, reduce: tuple[str | None, bool] | None) -> str:
+    """A requirement's privilege as the table's column shows it, a reduction's with its operator: "read_only",
+    "reduce sum_f64"."""
+    return f"{privilege} {reduce[0]}" if reduce and reduce[0] else privilege
+
+
 def _reduce_text(reduce: tuple[str | None, bool] | None) -> str:
-    """The mark of a reduction requirement after its fields ("" for another privilege)."""
+    """What a reduction requirement's row says after its fields: an operator discovery did not record, every point
+    reducing into one region; "" for another privilege or neither."""
     if reduce is None:
         return ""
     redop, collective = reduce
-    return (f"  reduce ({redop or 'operator not recorded'}"
-            + ("; every point reduces into this one region" if collective else "") + ")")
+    said = ["operator not recorded"] * (redop is None) + ["every point reduces into this one region"] * collective
+    return f"  ({'; '.join(said)})" if said else ""
 
 
 def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
@@ -947,9 +956,15 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             memories = [r["memory"] + (f" (then {', '.join(later)})" if (later := e.get("fallback", {}).get(
                 r["index"]) if k < len(e["regions"]) else r["fallback"]) else "") for k, r in enumerate(rows)]
             mw = max(7, *map(len, memories))
-            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory'.ljust(mw)}  {'layout'.ljust(lw)}  fields")
+            # the first launch's privileges (discovery records no other launch's): blank on later launches' rows
+            privileges = [_privilege_text(e["privileges"][r["index"]], e["reduce"].get(r["index"]))
+                          if k < len(e["regions"]) else "" for k, r in enumerate(rows)]
+            pw = max(len("privilege"), *map(len, privileges))
+            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory'.ljust(mw)}  {'layout'.ljust(lw)}  "
+                       f"{'privilege'.ljust(pw)}  fields")
             lines = [f"  {r['index']:>3}  {label.ljust(width)}  {memory.ljust(mw)}  {layout.ljust(lw)}  "
-                     for r, label, layout, memory in zip(rows, labels, layouts, memories)]
+                     f"{privilege.ljust(pw)}  "
+                     for r, label, layout, memory, privilege in zip(rows, labels, layouts, memories, privileges)]
             for r, line in zip(e["regions"], lines):
                 out.append(line + _fields_text(e["fields"][r["index"]]) + _reduce_text(e["reduce"].get(r["index"])))
             lines = lines[len(e["regions"]):]

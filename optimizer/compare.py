@@ -91,7 +91,7 @@ from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, 
                                        reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
-from mapperopt.records import RESULT_FIELDS
+from mapperopt.records import RESULT_FIELDS, RunResult
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -159,8 +159,6 @@ class SharedEvaluations:
 
     def _stored(self, path: Path):
         """The `RunResult` stored at `path` that this evaluator reuses, or None."""
-        from mapperopt.records import RunResult
-
         try:
             stored = RunResult.from_json(read_json(path, fields=RESULT_FIELDS)) if path.exists() else None
         except MapperoptError as exc:  # a damaged outcome: measured again, then stored anew (`_evaluate`)
@@ -1647,8 +1645,6 @@ def _kept_reference(folder: Path, name: str) -> RunResult | None:
     """The reference `name`'s measurement in its run folder (`baseline-<name>/result.json`, a `RunResult`) that
     `<name>.json` is taken from, so made again from, rather than measured over; None where it is missing, damaged or
     no working measurement."""
-    from mapperopt.records import RunResult
-
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
     try:
         kept = RunResult.from_json(read_json(result, fields=RESULT_FIELDS)) if result.exists() else None

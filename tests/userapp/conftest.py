@@ -1,8 +1,8 @@
 """The test programs tests/app/foreign.cc, constrained.cc, histogram.cc, features.cc, pieces.cc, timed.cc, layoutdep.cc,
-graph.cc, csr.cc, twovariants.cc, blocksum.cc, shards.cc, twofields.cc, rotate.cc and heat.cc, each built once the
-way a user builds a program of their own: with the flags `mapperopt toolchain --cflags --libs` prints. The executable is
-kept in the build cache under a key of the source, the compiler and those flags (locked, like the project's own
-builds), so that pytest workers and later sessions share one build."""
+graph.cc, csr.cc, twovariants.cc, blocksum.cc, shards.cc, twofields.cc, rotate.cc, heat.cc and deposit.cc, each built
+once the way a user builds a program of their own: with the flags `mapperopt toolchain --cflags --libs` prints. The
+executable is kept in the build cache under a key of the source, the compiler and those flags (locked, like the
+project's own builds), so that pytest workers and later sessions share one build."""
 
 from __future__ import annotations
 
@@ -117,3 +117,8 @@ def pingghost() -> str:
 @pytest.fixture(scope="session")
 def heat_exe(tmp_path_factory) -> Path:
     return _build("heat", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def deposit_exe(tmp_path_factory) -> Path:
+    return _build("deposit", tmp_path_factory)

@@ -69,7 +69,7 @@ def test_explain_marks_the_reduction_and_the_bounding_box(tmp_path, histogram_ex
     assert main(["explain", str(tmp_path / "m.dsl"), "--app", f"{histogram_exe} -n 1000 -reps 1"]) == 0
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.strip().startswith("1  bins")]
-    assert "reduce (" in line and "every point reduces into this one region" in line, out
+    assert "reduce sum_i64" in line and line.endswith("(every point reduces into this one region)"), out
     assert out.splitlines().count(BOX_NOTE) == 1 and out.count("bounding box") == 1, out
 
 

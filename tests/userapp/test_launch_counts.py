@@ -42,8 +42,8 @@ def explained(tmp_path, capsys, exe, *args) -> dict[str, str]:
 def test_explain_says_the_fields_shown_are_the_first_launchs(tmp_path, twofields_exe, capsys):
     by_task = explained(tmp_path, capsys, twofields_exe)
     # the first launches' field, `a`, as the table shows it
-    assert re.search(r"0 blocks SYSMEM \S+ \S+ a ", by_task["scale"]), by_task["scale"]
-    assert re.search(r"0 grid SYSMEM \S+ \S+ a ", by_task["total"]), by_task["total"]
+    assert re.search(r"0 blocks SYSMEM \S+ \S+ \w+ a ", by_task["scale"]), by_task["scale"]
+    assert re.search(r"0 grid SYSMEM \S+ \S+ \w+ a ", by_task["total"]), by_task["total"]
     # the single launch of `scale` is on the whole region, not on the blocks the table shows
     assert ("2 index launches and 1 single launch in discovery; single launch 1 differs in arg 0 (region grid); the "
             f"fields above are its first index launch's {FIELDS_NOTE}; {BY_NAME_NOTE}") in by_task["scale"], \
@@ -56,7 +56,7 @@ def test_explain_says_the_fields_shown_are_the_first_launchs(tmp_path, twofields
 
 def test_explain_says_a_time_loops_launches_are_all_on_the_regions_shown(tmp_path, blocksum_exe, capsys):
     by_task = explained(tmp_path, capsys, blocksum_exe, "--", "-steps", "40")
-    assert re.search(r"0 blocks SYSMEM \S+ \S+ temp, flux", by_task["update"]), by_task["update"]
+    assert re.search(r"0 blocks SYSMEM \S+ \S+ \w+ temp, flux", by_task["update"]), by_task["update"]
     assert (f"40 index launches in discovery, all on the regions above; the fields above are its first launch's "
             f"{FIELDS_NOTE}; the same statements map every launch") in by_task["update"], by_task["update"]
     assert "differ" not in by_task["update"] and "may use other" not in by_task["update"], by_task["update"]

@@ -107,8 +107,9 @@ def test_run_json_carries_the_notes_on_skipped_memories(graph_exe, tmp_path, cap
     assert code == 0 and " ".join(note["text"].split()) in out, (note, out)
     Path("fit.dsl").write_text("Task * CPU;\nRegion * * CPU SYSMEM;\n")
     code, result = _run_json(capsys, *app, "--mapper", "fit.dsl", "--out", "fit", "--", "-ll:rsize", "1")
-    # the one note left: the program prints a time (`solve took ... ms`) that no --metric reads
-    assert code == 0 and [n["kind"] for n in result["notes"]] == ["unread_time"], result
+    # the notes left: the program prints its check's result (`check: OK`) that nothing reads, and a time (`solve
+    # took ... ms`) that no --metric reads
+    assert code == 0 and [n["kind"] for n in result["notes"]] == ["unchecked_success", "unread_time"], result
 
 
 def test_run_json_carries_the_note_on_an_unchecked_failure(timed_exe, tmp_path, capsys, monkeypatch):
