@@ -387,13 +387,14 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
 
 
 def status(console, text: str):
-    """`console.status(text)` (a spinner) on a terminal; elsewhere (output piped to a file) the text as one line, so
-    that a log says what the pause that follows is."""
+    """`console.status(text)` (a spinner) on a terminal; elsewhere (output piped to a file) the text, wrapped at
+    spaces to the console's width (`print_wrapped`: no trailing space), so that a log says what the pause that
+    follows is."""
     if console.is_terminal:
         from rich.markup import escape
 
         return console.status(escape(text))  # a path or a bracketed note in it is text, not markup
-    console.print(text, markup=False)
+    print_wrapped(console, text, markup=False)
     return contextlib.nullcontext()
 
 
@@ -652,7 +653,8 @@ def echo_mapper_prints(result: RunResult, what: str = "the mapper", later: str =
 @click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--mapper", default="default", show_default=True, metavar="default|expert|FILE",
-              help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
+              help="`default` (Legion's default mapper, or the program's own where it registers one), `expert` "
+                   "(the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
               help="Measured executions of the mapper at --size, at least (calibration executions not counted); "
@@ -734,7 +736,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
                 _resolve_mapper(load_config(bench), _mapper_arg(mapper))
         # A first run builds the application, or discovers a user's program, which mapperopt never builds (tens of
         # seconds); say so instead of sitting silent.
-        running = (f"Running {bench} (its tasks found by a discovery run and the mapper built, where not done yet)..."
+        running = (f"Running {bench} (a discovery run and the mapper's build first, if needed)..."
                    if isinstance(bench, UserApp) else
                    f"Running {bench} (building the application and the mapper if needed)...")
         try:

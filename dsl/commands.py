@@ -21,6 +21,7 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script, wrapped_programs
 from mapperopt.descriptions import AppDescription, MachineDescription, OtherRegions, parse_machine_spec
+from mapperopt.dsl.ast import Program
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
                                    launch_counts_text, launch_groups_text, launch_numbers, reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
@@ -225,6 +226,28 @@ def displaced_note(app: AppDescription | None) -> str | None:
         return (f"note: the program registers its own mapper ('{app.own_mapper}'); this mapper takes its place for "
                 "every task (--keep-app-mapper keeps it for the tasks no statement names)")
     return None
+
+
+def app_mapped(app: AppDescription, program: Program, task: str) -> bool:
+    """Whether the program's own mapper, kept (`keep_app_mapper`), may map `task` under the DSL mapper `program`:
+    the compiled mapper hands it every task no statement names (`Program.named_tasks`; a `*` names none). It maps
+    them all where it replaced Legion's default mapper, else those launched with its mapper ID."""
+    return bool(app.keep_app_mapper) and task not in program.named_tasks()
+
+
+def kept_note(app: AppDescription | None, program: Program, who: str = "this mapper maps") -> str | None:
+    """The note (a sentence) naming the tasks that stay with the program's own mapper, kept (`keep_app_mapper`),
+    where `program` names some of the tasks below the top-level one but not all (`app_mapped`), then, after `who`
+    (the subject and verb for the DSL mapper), the others; None otherwise (W326 says it when it names none)."""
+    if app is None or not app.own_mapper or not program.named_tasks():
+        return None
+    kept = [t for t in app.tasks if app_mapped(app, program, t.name)]
+    if not any(t.parent is not None for t in kept):
+        return None
+    return (f"the program's own mapper ('{app.own_mapper}') is kept (--keep-app-mapper) for "
+            f"{', '.join(t.name for t in kept)}, which no statement names (every one where it replaced Legion's "
+            f"default mapper, else those launched with its mapper ID); {who} "
+            f"{', '.join(t.name for t in app.tasks if t not in kept)}")
 
 
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
@@ -439,6 +462,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         notes.append(variants)
     if note := displaced_note(app):
         notes.append(note)
+    elif note := kept_note(app, program):
+        notes.append(f"note: {note}")
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
         notes += filter(None, (beyond_legion(machine, machine_spec), unused_gpus(app, machine, machine_spec)))
@@ -621,7 +646,6 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     if any(d.is_error and not d.at_point and not (inert_ok and d.code in INERT_ERRORS) for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
-    named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
     # The tasks it maps show Legion's default mapping, as the text says, not the `*` statements': an empty mapper's
     legion = Evaluator(parse(""), machine, app) if app.keep_app_mapper else ev
     # A function reading task.parent is evaluated with the task's discovered parent (its first launch's) on the
@@ -650,7 +674,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                  "bounding_box": bool(app.discovered_as),
                  "instance_limit": None, "points": [], "error": None,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
-                 "app_mapper": app.keep_app_mapper and info.name not in named,
+                 "app_mapper": app_mapped(app, program, info.name),
                  "variant_names": dict(info.variant_names), "variant_ran": dict(info.variant_ran),
                  "launches": dict(info.launches), "other_regions": info.other_regions,
                  "other_unlisted": info.other_unlisted}

@@ -1370,14 +1370,22 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(note.format(store.root), markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl.commands import kept_note
+    from mapperopt.dsl.parser import parse
     from mapperopt.optimizer.space import SearchSpace
 
-    space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
+    space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True),
+                        start=settings["start_dsl"])
     if said := layouts_note(bench, space.layouts, store.root / "baseline-default"):
         print_whole(console, *said, "none" if said[0] == "Note" else "yellow")
     if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
+    if settings["start"] not in ("default", "random") and (note := kept_note(
+            AppDescription.from_json(settings["app_description"]), parse(settings["start_dsl"], settings["start"]),
+            f"{settings['start']} and every program the search writes map")):
+        console.print(f"[yellow]Note:[/] {escape(note)}.")  # the search keeps to these tasks (`SearchSpace.scope`)
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
@@ -1641,7 +1649,7 @@ def _edit_blockers(settings: dict, best: Path) -> str:
     blockers = []
     if "app_description" in settings and best.is_file():
         space = SearchSpace(settings["app_description"], settings["machine"],
-                            layouts=settings.get("search_layouts", True))
+                            layouts=settings.get("search_layouts", True), start=settings["start_dsl"])
         blockers = space.edit_blockers(settings["start_dsl"], best.read_text())
     return (f"its {'statement' if len(blockers) == 1 else 'statements'} {'; '.join(blockers)}, which the search does "
             "not express," if blockers else "its statements that the search does not express")

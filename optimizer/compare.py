@@ -966,7 +966,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if opts["start"] not in ("default", "random"):
             from mapperopt.optimizer.space import SearchSpace
 
-            note = SearchSpace(app, machine, layouts=layouts).not_kept(start_text, str(opts["start"]))
+            note = SearchSpace(app, machine, layouts=layouts, start=start_text).not_kept(start_text, str(opts["start"]))
             if note:
                 say(f"Note: {note}")
         run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
@@ -1533,6 +1533,8 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
         return
     say(f"{label} (seed {seed}): {len(store.records)} of {_iterations(opts['iters'])} done"
         + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
+    # a start that names some tasks only, where the program's own mapper is kept, scopes the search (`scope`)
+    space = SearchSpace(ctx["app"], ctx["machine"], layouts=ctx["layouts"], start=store.settings["start_dsl"])
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
     # the run's calibrated count and folder: a figure measured otherwise, and a joint re-measurement, are said

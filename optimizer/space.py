@@ -160,12 +160,15 @@ class SearchSpace:
         machine: the machine description (`MachineDescription` or its §6 JSON dict).
         layouts: include the layout decisions (False for a user's program without a verification: a layout
             can make a program compute wrong numbers silently).
+        start: the start program's DSL text. Where the run keeps the program's own mapper (`keep_app_mapper`) and
+            the start names only some of the tasks, the search decides for those alone (`scope`): the programs it
+            writes name no other, which the program's own mapper keeps mapping.
 
     Raises:
         ValueError: the machine has neither CPUs nor GPUs on node 0.
     """
 
-    def __init__(self, app: Any, machine: Any, layouts: bool = True):
+    def __init__(self, app: Any, machine: Any, layouts: bool = True, start: str | None = None):
         self.app = _as_json(app)
         self.layouts = layouts
         self.machine = _as_json(machine)
@@ -173,6 +176,7 @@ class SearchSpace:
         if not self.kinds:
             raise ValueError("the machine description lists no CPU or GPU processor on node 0")
         self.tasks = {t["name"]: t for t in self.app["tasks"]}
+        self.scope = self._kept_scope(start)
         # What "the default" of the search's notes is: Legion's default mapper, which is not the `default` reference
         # of a program that registers its own mapper (that reference runs the program's own).
         self.default_label = "Legion's default" if self.app.get("own_mapper") else "the default"
@@ -184,7 +188,7 @@ class SearchSpace:
         # struct), which the global line would give every task, while Legion's default mapper gives it only these.
         # A requirement limited to some processor kinds (`layout_kinds`: the stencil's CPU kernel) counts when the
         # task can run on one of them here.
-        needs = [(t["name"], r) for t in self.app["tasks"] for r in t["regions"]
+        needs = [(t["name"], r) for t in self.app["tasks"] if self.in_scope(t["name"]) for r in t["regions"]
                  if not r.get("layout_kinds") or set(r["layout_kinds"]) & set(self.usable_kinds(t["name"]))]
         orders = {r["layout"] for _, r in needs if r.get("layout")}
         interleaves = {r["interleave"] for _, r in needs if r.get("interleave")}
@@ -197,6 +201,26 @@ class SearchSpace:
 
     # ------------------------------------------------------------------------------------------- construction
 
+    def _kept_scope(self, start: str | None) -> tuple[str, ...] | None:
+        """The tasks the search decides for, where the run keeps the program's own mapper and the start program
+        `start` names some of the tasks but not every one below the top-level task (a task no statement names is
+        that mapper's, `Program.named_tasks`); None otherwise (a start that does not parse too): every task."""
+        from mapperopt.dsl.parser import parse
+
+        if not self.app.get("keep_app_mapper") or start is None:
+            return None
+        try:
+            named = parse(start, "<start>").named_tasks()
+        except MapperoptError:
+            return None
+        scope = tuple(n for n in self.tasks if n in named)
+        below = [n for n in self.tasks if not self.is_top_level(n)]
+        return scope if scope and not set(below) <= set(scope) else None
+
+    def in_scope(self, task: str) -> bool:
+        """Whether the search decides for `task` (`scope`)."""
+        return self.scope is None or task in self.scope
+
     def _pinned(self, needs: list[tuple[str, dict]]) -> list[str]:
         """`Layout` statements for the requirements whose variants need an interleaving or dimension order that the
         global Layout line does not keep (`required_interleave`, `required_order`), or an alignment (a user's
@@ -207,7 +231,7 @@ class SearchSpace:
             for kind in [k for k in r.get("layout_kinds") or ["*"] if k == "*" or k in self.usable_kinds(task)]:
                 aspects[task, r["index"], kind] = [a for a in (self.required_interleave is None and r.get("interleave"),
                                                                self.required_order is None and r.get("layout")) if a]
-        for task in self.tasks:
+        for task in filter(self.in_scope, self.tasks):
             for r in self.tasks[task]["regions"]:
                 for kind, align in (r.get("required_align") or {}).items():
                     if kind in self.usable_kinds(task):
@@ -277,7 +301,7 @@ class SearchSpace:
         for name, task in self.tasks.items():
             if not self.is_top_level(name) and any(r["privilege"] == "read_only" for r in task["regions"]):
                 out.append(Decision(f"collect/{name}", (False, True), "collect", name))
-        return out
+        return [d for d in out if d.task is None or self.in_scope(d.task)]
 
     def _memory_choices(self, kind: str) -> tuple[tuple[str, ...], ...]:
         """Memory lists for a requirement of a task on `kind`: the default memory alone, then each other visible
@@ -338,9 +362,10 @@ class SearchSpace:
         own = [d.task for d in self.decisions if d.group == "kinds" and p[d.name] != d.default]
         # With the program's own mapper kept, a `*` names no task and that mapper maps every task no statement
         # names: the first Task line names the tasks the search decides for (but those with a line of their own),
-        # so that every statement applies to them.
+        # so that every statement applies to them: every task but the top-level one, or the start's (`scope`).
         keep = bool(self.app.get("keep_app_mapper"))
-        named = [n for n in self.tasks if keep and not self.is_top_level(n) and n not in own]
+        named = [n for n in self.tasks if keep and (n in self.scope if self.scope else not self.is_top_level(n))
+                 and n not in own]
         task_lines = [f"Task {','.join(map(_q, named)) or '*'} {','.join(self.kinds)};"]
         for d in self.decisions:
             if d.group == "kinds" and p[d.name] != d.default:
@@ -729,6 +754,8 @@ class SearchSpace:
                 found.setdefault((stmt.loc.line, stmt.loc.col), (stmt, instead))
 
         for name, task in self.tasks.items():
+            if not self.in_scope(name):  # the program's own mapper maps it, under both programs
+                continue
             kind = self.effective_kind(point, name)
             limit = ours.instance_limit_statement(name, kind)
             if ev.instance_limit(name, kind) != (limit.count if limit else None):

@@ -391,7 +391,8 @@ class TuneStore:
             return  # the same best as after the last iteration: its edit was written before it (below)
         s, path = self.settings, self.root / "best-from-start.dsl"
         if s.get("start") not in (None, "default", "random") and "app_description" in s:
-            space = SearchSpace(s["app_description"], s["machine"], layouts=s.get("search_layouts", True))
+            space = SearchSpace(s["app_description"], s["machine"], layouts=s.get("search_layouts", True),
+                                start=s["start_dsl"])
             edit = space.edit_of(s["start_dsl"], dsl)
             if edit is None:
                 path.unlink(missing_ok=True)  # an earlier best's edit would not be this best's

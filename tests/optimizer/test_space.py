@@ -66,6 +66,35 @@ def test_a_search_that_keeps_the_programs_mapper_names_the_tasks_it_maps(circuit
     assert SearchSpace({**kept, "keep_app_mapper": False}, cpu2).render(points[0]).startswith("Task * CPU;\n")
 
 
+def test_a_search_that_keeps_the_programs_mapper_keeps_to_the_tasks_its_start_names(circuit_app):
+    """With the program's own mapper kept and a start program that names some tasks only, the search decides for
+    those alone: none of its programs names another task (which would move it from the program's mapper to the DSL
+    mapper). Its programs named every task but the top-level one from the second iteration on. Without
+    --keep-app-mapper the start changes nothing of the space."""
+    top = {"name": "top_level", "launch": "single", "variants": ["CPU"], "regions": [], "parent": None}
+    kept = {**circuit_app, "tasks": [top, *circuit_app["tasks"]], "keep_app_mapper": True}
+    machine = parse_machine_spec("1x2x2")
+    start = "Task calculate_new_currents GPU;\nRegion calculate_new_currents * GPU FBMEM;\n"
+    space = SearchSpace(kept, machine, start=start)
+    app = AppDescription.from_json(kept)
+    assert {d.task for d in space.decisions} - {None} == {"calculate_new_currents"}
+    first = space.project(start)
+    points = [first, *(space.random_point(random.Random(seed)) for seed in range(4))]
+    for point in points + [space.apply(first, m) for m in space.neighbours(first)]:
+        text = space.render(point)
+        program = parse(text)
+        assert program.named_tasks() == {"calculate_new_currents"}, text
+        assert [d for d in check(program, app, machine) if d.is_error] == []
+    # the default start names every task but the top-level one: the whole space, as without a start
+    whole = SearchSpace(kept, machine)
+    default = whole.render(whole.default_point())
+    assert SearchSpace(kept, machine, start=default).decisions == whole.decisions
+    unkept = {**kept, "keep_app_mapper": False}
+    plain, started = SearchSpace(unkept, machine), SearchSpace(unkept, machine, start=start)
+    assert started.decisions == plain.decisions
+    assert [started.render(p) for p in points] == [plain.render(p) for p in points]
+
+
 @pytest.mark.parametrize("spec", MACHINES)
 def test_random_points_render_to_checked_programs_that_project_back(circuit_app, spec):
     machine = parse_machine_spec(spec)

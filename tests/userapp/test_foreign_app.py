@@ -20,6 +20,7 @@ from mapperopt.benchmarks.harness import run_benchmark
 from mapperopt.benchmarks.userapp import (describe_from_record, discover, discovery_command, legion_command,
                                           load_app_file, shim_env)
 from mapperopt.compiler import compile_program
+from mapperopt.dsl.parser import parse
 from mapperopt.cli import main
 
 MAPPER = """
@@ -825,6 +826,44 @@ def test_a_dsl_mappers_failed_verification_says_that_without_mapper_the_programs
     feedback = " ".join(json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"].split())
     assert ("run without --mapper (the program's own mapper, 'first_cpu_mapper'): if that passes, a statement of this "
             "mapper is the cause") in feedback and "Legion's default" not in feedback, feedback
+
+
+def test_a_tune_keeping_the_programs_mapper_tunes_only_the_tasks_its_start_names(foreign_exe, tmp_path, capsys):
+    """With the program's own mapper kept and a start file that names one task, tune says which tasks stay with
+    that mapper, and its later candidates name that task alone: a real run of iteration 2's mapper has the program's
+    mapper map every other task. They named every task but the top-level one, taking the others from it."""
+    path = app_file(tmp_path, foreign_exe, keep=True)
+    start = tmp_path / "partial.dsl"
+    start.write_text('Task "Update Values" CPU;\nRegion "Update Values" * CPU SYSMEM;\n')
+    assert main(["tune", "--app", str(path), "--start", str(start), "--iters", "2", "--baseline", "none",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Note: the program's own mapper ('first_cpu_mapper') is kept (--keep-app-mapper) for top_level, "
+            "Initialize Nodes, sum, epoch worker, which no statement names") in out, out
+    assert f"{start} and every program the search writes map Update Values." in out, out
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    second = root / "iter-002" / "mapper.dsl"
+    assert parse(second.read_text()).named_tasks() == {"Update Values"}, second.read_text()
+    assert main(["run", "--app", str(path), "--mapper", str(second), "--once", "--trace", "--out",
+                 str(tmp_path / "run")]) == 0
+    records = [json.loads(line) for line in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    by = {(r["task"], r.get("mapper")) for r in records}
+    assert {t for t, m in by if m != "application"} == {"Update Values"}, by
+    assert {t for t, m in by if m == "application"} >= {"Initialize Nodes", "sum"}, by
+
+
+def test_check_names_the_tasks_a_kept_programs_mapper_maps(foreign_exe, tmp_path, capsys):
+    """`check` of a mapper that names some tasks, with the program's own mapper kept (the application file's
+    keep_app_mapper), names the tasks that stay with that mapper, as explain marks them. It said nothing of it."""
+    mapper = tmp_path / "partial.dsl"
+    mapper.write_text('Task "Update Values" CPU;\n')
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe, keep=True))]) == 0
+    captured = capsys.readouterr()
+    said = " ".join((captured.out + captured.err).split())
+    assert ("note: the program's own mapper ('first_cpu_mapper') is kept (--keep-app-mapper) for top_level, "
+            "Initialize Nodes, sum, epoch worker, which no statement names") in said, said
+    assert "this mapper maps Update Values" in said, said
 
 
 def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
