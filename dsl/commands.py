@@ -726,6 +726,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                 entry["regions"] = rec["regions"]
                 if not entry["app_mapper"]:  # Legion's default mapping reads no region name
                     entry["other_maps"] = _other_launch_maps(ev_task, app, info, point, launch, placed, rec)
+                    for _, regions in entry["other_maps"]:  # the same point, on the same processor
+                        for region in regions:
+                            region["node"] = None if region["memory"] == "VIRTUAL" else node
                 # the kinds of each requirement's list after the one chosen: where the instance goes if it does not fit
                 kind = rec["proc"]["kind"]
                 listed = {r["index"]: ev_task.memories(info.name, r["index"], kind) for r in rec["regions"]}
@@ -1276,6 +1279,10 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
                 click.echo(json.dumps(rec if isinstance(rec, dict) else {
                     "task": e["task"], "point": None if pt is None else list(pt),
                     "domain": None if pt is None else list(e["domain"]), "error": str(rec)}))
+            for group, regions in e.get("other_maps", ()):  # the rows the text shows under "launches ... get:"
+                numbers = launch_numbers(group, len(e["launches"]) > 1)[0]
+                click.echo(json.dumps({"task": e["task"], "launches": numbers, "other_regions": group.to_json(),
+                                       "regions": regions}))
             if e["domain"] and e["points"]:
                 click.echo(json.dumps({"task": e["task"], "balance": _launch_balance(e, machine)}))
     else:

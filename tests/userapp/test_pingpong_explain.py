@@ -90,3 +90,21 @@ def test_statements_that_map_every_launch_alike_keep_the_short_line(tmp_path, pi
     assert "get:" not in text and "W328" not in err, text
     assert ("the same statements map every launch (a statement that selects an argument by a region name, on the "
             "launches where it is in that region)") in text, text
+
+
+def test_explain_json_has_the_rows_of_the_later_launches_the_text_shows(tmp_path, pingghost, capsys):
+    lines, _ = explain(tmp_path, capsys, pingghost, BY_NAME)
+    shown = {n: rows for n, rows in per_launch(lines).items() if n != 1}
+    assert main(["explain", str(tmp_path / "m.dsl"), "--app", pingghost, "--machine", "1x0x4", "--json", "--",
+                 "-ab"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    later = [r for r in records if r["task"] == "step" and "launches" in r]
+    assert [r["launches"] for r in later] == ["launches 2, 4"], later
+    group = later[0]
+    assert group["other_regions"]["kind"] == "index" and group["other_regions"]["launches"] == [[2, 4, 2]], group
+    first = next(r for r in records if r["task"] == "step" and "proc" in r)
+    # launches 2 and 4: the first launch's rows with the JSON's in place of those they map otherwise, as the text's
+    rows = {r["index"]: (r["name"], r["memory"], r["layout"]["order"], r["layout"]["dims"])
+            for r in [*first["regions"], *group["regions"]]}
+    assert rows == shown[2] == shown[4], (rows, shown)
+    assert {r["index"] for r in group["regions"]} == {0, 1} and all(r["node"] == 0 for r in group["regions"]), group
