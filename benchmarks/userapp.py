@@ -1060,8 +1060,8 @@ def unchecked_success(result) -> tuple[str, str, str] | None:
     """For a run of a user's program that nothing but the exit status checked (`output_checked`), the last line of
     its executions' standard output that says the result is right (PASSED, SUCCESS, correct, in any case; OK or PASS
     in capitals, as a check prints its result: `RESULT OK`; not negated nor beside a failure), the verify pattern to
-    offer (the word as printed; OK and PASS, too short alone, with the words before them on the line: `RESULT OK`)
-    and the file it is in (relative to the run folder); None where there is none, or the output was checked."""
+    offer (`success_pattern`) and the file it is in (relative to the run folder); None where there is none, or the
+    output was checked."""
     found = None
     for stdout, lines in _unchecked_outputs(result):
         for line in lines:
@@ -1069,11 +1069,27 @@ def unchecked_success(result) -> tuple[str, str, str] | None:
             before = [w.lower() for w in line[:m.start()].split()[-2:]] if m else []
             negated = any(w in ("not", "no", "never") or w.endswith("n't") for w in before)
             if m and not negated and not (_SHOUTED_FAILURE.search(up) and not _NONE_SHOUTED.search(up)):
-                # the label before a short word, from its first letter after the line's last digit before it (a
-                # step number varies from line to line)
-                label = re.search(r"[A-Za-z][^0-9]*$", line[:m.start()]) if m.group(2) else None
-                found = (line.strip()[:120], _literal(label.group(0)) + m.group(2) if label else m.group(0), stdout)
+                found = (line.strip()[:120], success_pattern(line), stdout)
     return found
+
+
+def success_pattern(line: str) -> str | None:
+    """The verify pattern to offer for `line`, a line of output that says the result is right (`_SUCCESS`): its
+    word as printed (`PASSED`); OK and PASS, too short alone, with the words before them on the line from the first
+    letter after its last digit (a step number varies from line to line: `RESULT OK`, `tests PASS` of `all 4 tests
+    PASS`), or, where only a value stands between those words and it, the words and `.*` in the value's place
+    (`checksum .* OK` of `checksum 12.0 OK`); regex characters in the words escaped. None: `line` has no such
+    word."""
+    if not (m := _SUCCESS.search(line)):
+        return None
+    if not m.group(2):
+        return m.group(0)
+    head = line[:m.start()]
+    if label := re.search(r"[A-Za-z][^0-9]*$", head):
+        return _literal(label.group(0)) + m.group(2)
+    if valued := re.search(r"([A-Za-z][^0-9]*)\S*[0-9]\S*(\W*)$", head):
+        return f"{_literal(valued.group(1))}.*{_literal(valued.group(2))}{m.group(2)}"
+    return m.group(2)
 
 
 def _spacing(regex: str) -> str:

@@ -313,3 +313,18 @@ def test_a_continued_comparison_does_not_say_its_journals_notes_again(timed_exe,
     out = " ".join(capsys.readouterr().out.split())
     assert "Resuming" in out and "random #1 iter 2/2" in out, out
     assert "Output not checked:" not in out, out
+
+
+@pytest.mark.parametrize("line, pattern", [
+    ("RESULT OK", "RESULT OK"), ("step 3: RESULT OK", "RESULT OK"), ("checksum 12.0 OK", "checksum .* OK"),
+    ("sum(x) = 1.5e-3 OK", r"sum\(x\) = .* OK"), ("check: OK", "check: OK"), ("PASS", "PASS"),
+    ("all 4 tests PASS", "tests PASS"), ("Verification PASSED", "PASSED")])
+def test_the_verify_pattern_offered_for_a_success_line_matches_it_and_lines_like_it(line, pattern):
+    """The pattern offered for a program's success line (`Output not checked`) matches that line, and for OK or
+    PASS keeps the words before it: `checksum 12.0 OK` gave just `OK`, which any other OK matches."""
+    from mapperopt.benchmarks.userapp import success_pattern
+
+    offered = success_pattern(line)
+    assert offered == pattern and re.search(offered, line), (line, offered)
+    if offered not in ("PASS", "PASSED"):  # a word alone: nothing before it to ask for
+        assert not re.search(offered, offered.split()[-1]), offered
