@@ -1813,8 +1813,9 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS,
          "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default),
          "best_vs_default": [what the best maps otherwise than Legion's default mapper] (with the default mapper),
          (for a program that registers its own mapper, which the `default` reference runs: "start_vs_legion_default"
-         and "best_vs_legion_default" in their place; a summary written before has the two above, ending with a
-         note that the reference ran the program's own mapper)
+         and "best_vs_legion_default" in their place, without the tasks that program's mapper keeps: `app_mapped`;
+         a summary written before has the two above, ending with a note that the reference ran the program's own
+         mapper)
          "replaced": [the `final-N` folders of earlier final comparisons of a run extended since],
          "interrupted": [{"folder": "final-N", "mappers": [names it has run folders of]}: comparisons cut short
                          (Ctrl-C, a kill), whose `final/` the next one keeps as `final-N/`; no figure uses them]}

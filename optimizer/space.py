@@ -966,11 +966,14 @@ class SearchSpace:
         program without statements (the default processor, memories and placement; nothing collected or limited)
         with the layouts it gives: the interleaving and dimension order the task's variant registers (the
         description's `interleave` and `layout`, on the kinds of its `layout_kinds`), else SOA F_order, and its
-        alignment (`required_align`), else none. Empty: the same mapping.
+        alignment (`required_align`), else none. A task that the program's own mapper, kept, maps (`app_mapped`: no
+        statement names it) is left out: `dsl` decides nothing for it. Empty: the same mapping.
 
         Raises:
             MapperoptError: `dsl` does not parse. DslRuntimeError: it fails to decide (R400-R410).
         """
+        from mapperopt.dsl.commands import app_mapped
+
         ev, legion = self._evaluator(dsl), self._evaluator("")
 
         def layout(rec: dict, i: int, task: dict, default: bool) -> str | None:
@@ -988,6 +991,8 @@ class SearchSpace:
 
         out = []
         for name, launches in self._launches():
+            if app_mapped(ev.app, ev.program, name):
+                continue
             task = self.tasks[name]
             for p, domain in launches:
                 a, b = ev.decide(name, p, domain), legion.decide(name, p, domain)

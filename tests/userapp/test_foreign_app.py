@@ -853,6 +853,23 @@ def test_a_tune_keeping_the_programs_mapper_tunes_only_the_tasks_its_start_names
     assert {t for t, m in by if m == "application"} >= {"Initialize Nodes", "sum"}, by
 
 
+def test_a_scoped_tune_keeping_the_programs_mapper_compares_only_its_tasks_with_legions_default(foreign_exe, tmp_path):
+    """With the program's own mapper kept and a start that names one task, summary.json's `best_vs_legion_default`
+    lists only what the best maps for that task: the others are that mapper's, which the best decides nothing for.
+    It listed a difference for every task the program's mapper keeps."""
+    path = app_file(tmp_path, foreign_exe, keep=True)
+    start = tmp_path / "partial.dsl"
+    # `*` names no task: the AOS layout is Update Values' alone, though the evaluator gives it every task
+    start.write_text('Task "Update Values" CPU;\nLayout * * * AOS;\n')
+    assert main(["tune", "--app", str(path), "--start", str(start), "--iters", "1", "--baseline", "default",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    summary = json.loads((root / "summary.json").read_text())
+    assert [line.split(":")[0] for line in summary["best_vs_legion_default"]] == ["Update Values"], summary
+    assert "AOS F_order (Legion's default mapper: SOA F_order)" in summary["best_vs_legion_default"][0], summary
+
+
 def test_check_names_the_tasks_a_kept_programs_mapper_maps(foreign_exe, tmp_path, capsys):
     """`check` of a mapper that names some tasks, with the program's own mapper kept (the application file's
     keep_app_mapper), names the tasks that stay with that mapper, as explain marks them. It said nothing of it."""
