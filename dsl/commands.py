@@ -25,7 +25,7 @@ from mapperopt.dsl.ast import Program
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
                                    launch_counts_text, launch_groups_text, launch_numbers, reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
-from mapperopt.dsl.evaluator import Evaluator, quoted_names
+from mapperopt.dsl.evaluator import Evaluator, app_mapped, quoted_names
 from mapperopt.dsl.formatter import format_program, selector_name
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
@@ -226,13 +226,6 @@ def displaced_note(app: AppDescription | None) -> str | None:
         return (f"note: the program registers its own mapper ('{app.own_mapper}'); this mapper takes its place for "
                 "every task (--keep-app-mapper keeps it for the tasks no statement names)")
     return None
-
-
-def app_mapped(app: AppDescription, program: Program, task: str) -> bool:
-    """Whether the program's own mapper, kept (`keep_app_mapper`), may map `task` under the DSL mapper `program`:
-    the compiled mapper hands it every task no statement names (`Program.named_tasks`; a `*` names none). It maps
-    them all where it replaced Legion's default mapper, else those launched with its mapper ID."""
-    return bool(app.keep_app_mapper) and task not in program.named_tasks()
 
 
 def kept_note(app: AppDescription | None, program: Program, who: str = "this mapper maps") -> str | None:

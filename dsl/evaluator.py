@@ -193,6 +193,13 @@ def costly_functions(program: A.Program, limit: int) -> list[str]:
     return out
 
 
+def app_mapped(app: AppDescription, program: A.Program, task: str) -> bool:
+    """Whether the program's own mapper, kept (`keep_app_mapper`), may map `task` under the DSL mapper `program`:
+    the compiled mapper hands it every task no statement names (`Program.named_tasks`; a `*` names none). It maps
+    them all where it replaced Legion's default mapper, else those launched with its mapper ID."""
+    return bool(app.keep_app_mapper) and task not in program.named_tasks()
+
+
 class Evaluator:
     """Evaluates a policy on a described machine (and application).
 

@@ -972,7 +972,7 @@ class SearchSpace:
         Raises:
             MapperoptError: `dsl` does not parse. DslRuntimeError: it fails to decide (R400-R410).
         """
-        from mapperopt.dsl.commands import app_mapped
+        from mapperopt.dsl.evaluator import app_mapped
 
         ev, legion = self._evaluator(dsl), self._evaluator("")
 

@@ -828,21 +828,29 @@ def test_a_dsl_mappers_failed_verification_says_that_without_mapper_the_programs
             "mapper is the cause") in feedback and "Legion's default" not in feedback, feedback
 
 
+def _kept_tune(tmp_path, exe, start_text: str, *options: str) -> tuple[Path, Path, Path]:
+    """(the app file, the start file, the tune folder) of a real tune of `exe` that keeps the program's own mapper,
+    from the start program `start_text`, one execution per measurement, with `options` (--iters, --baseline)."""
+    path = app_file(tmp_path, exe, keep=True)
+    start = tmp_path / "partial.dsl"
+    start.write_text(start_text)
+    assert main(["tune", "--app", str(path), "--start", str(start), *options, "--repeats", "1", "--max-repeats", "1",
+                 "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]) == 0
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    return path, start, root
+
+
 def test_a_tune_keeping_the_programs_mapper_tunes_only_the_tasks_its_start_names(foreign_exe, tmp_path, capsys):
     """With the program's own mapper kept and a start file that names one task, tune says which tasks stay with
     that mapper, and its later candidates name that task alone: a real run of iteration 2's mapper has the program's
     mapper map every other task. They named every task but the top-level one, taking the others from it."""
-    path = app_file(tmp_path, foreign_exe, keep=True)
-    start = tmp_path / "partial.dsl"
-    start.write_text('Task "Update Values" CPU;\nRegion "Update Values" * CPU SYSMEM;\n')
-    assert main(["tune", "--app", str(path), "--start", str(start), "--iters", "2", "--baseline", "none",
-                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
-                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    path, start, root = _kept_tune(
+        tmp_path, foreign_exe, 'Task "Update Values" CPU;\nRegion "Update Values" * CPU SYSMEM;\n',
+        "--iters", "2", "--baseline", "none")
     out = " ".join(capsys.readouterr().out.split())
     assert ("Note: the program's own mapper ('first_cpu_mapper') is kept (--keep-app-mapper) for top_level, "
             "Initialize Nodes, sum, epoch worker, which no statement names") in out, out
     assert f"{start} and every program the search writes map Update Values." in out, out
-    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
     second = root / "iter-002" / "mapper.dsl"
     assert parse(second.read_text()).named_tasks() == {"Update Values"}, second.read_text()
     assert main(["run", "--app", str(path), "--mapper", str(second), "--once", "--trace", "--out",
@@ -857,14 +865,9 @@ def test_a_scoped_tune_keeping_the_programs_mapper_compares_only_its_tasks_with_
     """With the program's own mapper kept and a start that names one task, summary.json's `best_vs_legion_default`
     lists only what the best maps for that task: the others are that mapper's, which the best decides nothing for.
     It listed a difference for every task the program's mapper keeps."""
-    path = app_file(tmp_path, foreign_exe, keep=True)
-    start = tmp_path / "partial.dsl"
     # `*` names no task: the AOS layout is Update Values' alone, though the evaluator gives it every task
-    start.write_text('Task "Update Values" CPU;\nLayout * * * AOS;\n')
-    assert main(["tune", "--app", str(path), "--start", str(start), "--iters", "1", "--baseline", "default",
-                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
-                 "--runs-dir", str(tmp_path / "runs")]) == 0
-    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    _, _, root = _kept_tune(tmp_path, foreign_exe, 'Task "Update Values" CPU;\nLayout * * * AOS;\n',
+                            "--iters", "1", "--baseline", "default")
     summary = json.loads((root / "summary.json").read_text())
     assert [line.split(":")[0] for line in summary["best_vs_legion_default"]] == ["Update Values"], summary
     assert "AOS F_order (Legion's default mapper: SOA F_order)" in summary["best_vs_legion_default"][0], summary
